@@ -1,0 +1,78 @@
+/**
+ * The engine's one error type. Every failure that crosses a module boundary is an
+ * `EngineError` with a stable `code`; adapters (CLI, API, MCP, workers) map codes,
+ * never messages. Add a code here, with its description, before throwing it:
+ * the test in errors.test.ts fails on an undocumented code.
+ */
+
+export const ERROR_CODES = {
+  // engine/source — remote media
+  SOURCE_URL_INVALID: 'The source URL could not be parsed or is not acceptable (userinfo, bad host).',
+  SOURCE_SCHEME_NOT_ALLOWED: 'Only https sources are allowed, at every redirect hop.',
+  SOURCE_HOST_NOT_ALLOWED: "The host is not on this service's media host allow-list.",
+  SOURCE_ADDRESS_BLOCKED: 'The host resolves to a non-public address (loopback, private, metadata, ...).',
+  SOURCE_TOO_LARGE: 'The source is larger than the byte cap.',
+  SOURCE_HTTP_STATUS: 'The origin answered with a non-success HTTP status.',
+  SOURCE_TIMEOUT: 'The origin did not connect, answer or send within the time limits.',
+  SOURCE_UNREACHABLE: 'The origin could not be reached (DNS failure, refused, reset, TLS error).',
+  SOURCE_TOO_MANY_REDIRECTS: 'The origin redirected more times than allowed.',
+  SOURCE_NOT_FOUND: 'The local source file does not exist or cannot be read.',
+  // engine/decode — ffmpeg
+  DECODE_FAILED: 'ffmpeg could not decode the media (corrupt or unsupported).',
+  NO_AUDIO_STREAM: 'The media has no audio stream.',
+  EMPTY_MEDIA: 'The media is empty or decodes to no audio samples.',
+  MEDIA_DURATION_EXCEEDED: 'The media is longer than the configured duration cap.',
+  DECODE_TIMEOUT: 'Decoding took longer than the wall-clock limit.',
+  FFMPEG_NOT_FOUND: 'No usable ffmpeg binary was found.',
+  // models/
+  MODEL_NOT_AVAILABLE: 'The model is not in the cache and cannot be downloaded here.',
+  MODEL_UNKNOWN: 'The model name is not in the manifest and is not a path to a file.',
+  MODEL_CHECKSUM_MISMATCH: 'The downloaded model does not match the manifest sha256.',
+  MODEL_LOAD_FAILED: 'whisper.cpp could not load the model file.',
+  // engine/asr — whisper.cpp addon
+  ASR_FAILED: 'whisper.cpp failed while transcribing.',
+  ADDON_NOT_BUILT: 'The native addon has not been built (run npm run build:addon).',
+  // engine/vad
+  VAD_FAILED: 'Voice activity detection failed.',
+  // shared
+  ABORTED: 'The operation was cancelled by its AbortSignal.',
+  INVALID_OPTIONS: 'An option is missing, of the wrong type or out of range.',
+} as const;
+
+export type EngineErrorCode = keyof typeof ERROR_CODES;
+
+export interface EngineErrorOptions {
+  cause?: unknown;
+  /** Machine-readable extras, safe to show to the caller (e.g. `{status: 404}`). */
+  details?: Record<string, unknown>;
+}
+
+export class EngineError extends Error {
+  override readonly name = 'EngineError';
+  readonly code: EngineErrorCode;
+  readonly details: Record<string, unknown>;
+
+  constructor(code: EngineErrorCode, message: string, options: EngineErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.details = options.details ?? {};
+  }
+
+  toJSON(): { code: EngineErrorCode; message: string; details: Record<string, unknown> } {
+    return { code: this.code, message: this.message, details: this.details };
+  }
+}
+
+export function isEngineError(value: unknown): value is EngineError {
+  return value instanceof EngineError;
+}
+
+/** The error to throw when `signal` has fired; keeps the signal's reason as the cause. */
+export function abortError(signal?: AbortSignal, what = 'operation'): EngineError {
+  return new EngineError('ABORTED', `The ${what} was cancelled.`, { cause: signal?.reason });
+}
+
+/** Throws `ABORTED` when the signal has already fired. */
+export function throwIfAborted(signal: AbortSignal | undefined, what?: string): void {
+  if (signal?.aborted) throw abortError(signal, what);
+}
