@@ -107,16 +107,25 @@ function shared(
   start: (signal: AbortSignal, progress: (p: DownloadProgress) => void) => Promise<ResolvedModel>,
 ): Promise<ResolvedModel> {
   let op = inFlight.get(key);
-  if (!op) {
+  if (!op || op.controller.signal.aborted) {
+    // An operation everyone has left is winding down: let it finish touching the files, then start afresh.
+    const previous = op?.promise.catch(() => {});
     const controller = new AbortController();
     const listeners = new Set<(p: DownloadProgress) => void>();
+    const begin = async () => {
+      await previous;
+      throwIfAborted(controller.signal, 'model resolution');
+      return start(controller.signal, (p) => {
+        for (const l of listeners) l(p);
+      });
+    };
     const created: SharedOp = {
       controller,
       listeners,
       waiters: 0,
-      promise: start(controller.signal, (p) => {
-        for (const l of listeners) l(p);
-      }).finally(() => inFlight.delete(key)),
+      promise: begin().finally(() => {
+        if (inFlight.get(key) === created) inFlight.delete(key);
+      }),
     };
     created.promise.catch(() => {}); // observed by every waiter; never an unhandled rejection
     inFlight.set(key, created);
@@ -288,17 +297,17 @@ async function downloadOnce(
     const start = /^bytes (\d+)-\d+\/(\d+|\*)$/.exec(String(res.headers['content-range'] ?? ''));
     if (start?.[1] === undefined || Number(start[1]) !== offset) {
       // A range we did not ask for: start over rather than splice mismatched bytes.
-      res.body.destroy();
+      await res.body.dump().catch(() => {});
       await rm(part, { force: true });
       throw new Retryable('the server answered a different byte range');
     }
     append = true;
   } else if (res.statusCode === 416 && offset > 0) {
-    res.body.destroy();
+    await res.body.dump().catch(() => {});
     await rm(part, { force: true });
     throw new Retryable('the server refused to resume the partial file');
   } else if (res.statusCode !== 200) {
-    res.body.destroy();
+    await res.body.dump().catch(() => {});
     throw notAvailable(entry, path, `HTTP ${res.statusCode}`);
   }
 
