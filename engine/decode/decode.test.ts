@@ -116,7 +116,7 @@ beforeAll(async () => {
   });
   await writeFile(media('empty.bin'), Buffer.alloc(0));
   await writeFile(media('noise.bin'), noiseBytes(64 * 1024));
-  await writeFile(media('truncated.wav'), (await readFile(await fixture('speech/jfk/jfk.wav'))).subarray(0, 30));
+  await writeFile(media('truncated.wav'), (await readFile(media('tone.wav'))).subarray(0, 30));
   await writeFile(media('truncated.mp4'), (await readFile(media('tone-faststart.m4a'))).subarray(0, 200));
   await writeFile(media('claims-days.flac'), await flacClaimingDays());
 }, 120_000);
