@@ -137,12 +137,27 @@ export async function transcribeStream(
     failure ??= err;
     ac.abort(err);
   };
-  const aborted = new Promise<never>((_, reject) => {
-    ac.signal.addEventListener('abort', () => reject(failure ?? abortError(run.signal, 'transcription')), {
-      once: true,
+  /**
+   * Waits for `p` unless the call is aborted first. Not Promise.race against one long-lived "aborted"
+   * promise: every race would leave a reaction on it holding its result (a PCM chunk) until the end
+   * of the call, which leaked memory linearly with duration.
+   */
+  const orAbort = <T>(p: Promise<T>): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const onAbort = () => reject(failure ?? abortError(run.signal, 'transcription'));
+      if (ac.signal.aborted) return onAbort();
+      ac.signal.addEventListener('abort', onAbort, { once: true });
+      p.then(
+        (v) => {
+          ac.signal.removeEventListener('abort', onAbort);
+          resolve(v);
+        },
+        (e: unknown) => {
+          ac.signal.removeEventListener('abort', onAbort);
+          reject(e);
+        },
+      );
     });
-  });
-  aborted.catch(() => {});
 
   const ownDetector = vadOpt !== false && !vadOpt?.detector;
   let detector: SileroVad | undefined;
@@ -267,9 +282,9 @@ export async function transcribeStream(
     for (;;) {
       // Backpressure: while a final window waits for a slot, reading more audio would only grow the buffer.
       while (startable() && inFlight.size >= plan.concurrency) {
-        await Promise.race([nextSlot(), aborted]);
+        await orAbort(nextSlot());
       }
-      const next = await Promise.race([iterator.next(), aborted]);
+      const next = await orAbort(iterator.next());
       if (next.done) {
         sourceDone = true;
         break;
@@ -294,7 +309,7 @@ export async function transcribeStream(
       enqueue(fixed!.take(duration, true));
     }
     dispatch();
-    while (waiting.length > 0 || inFlight.size > 0) await Promise.race([nextSlot(), aborted]);
+    while (waiting.length > 0 || inFlight.size > 0) await orAbort(nextSlot());
     throwIfAborted(ac.signal);
 
     // No speech means no window: the model was never called and cannot invent text over silence.
