@@ -14,6 +14,7 @@
 #include <napi.h>
 
 #include <ggml-backend.h>
+#include <ggml-cpu.h>
 #include <whisper.h>
 
 #include <atomic>
@@ -41,6 +42,65 @@ void LogCallback(enum ggml_log_level /*level*/, const char* text, void* /*user_d
     std::fputs(text, stderr);
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Abort inside a graph.
+//
+// whisper.cpp 1.9.1 polls abort_callback only between graphs: after a whole encoder pass, which
+// takes seconds on a busy CPU. ggml's CPU backend can poll between nodes, but whisper.cpp never
+// hands it a callback. When the addon is linked with --wrap=ggml_backend_init_by_type (Linux,
+// see CMakeLists.txt), every CPU backend whisper_init_state creates on a job's thread gets the
+// job's AbortState. Node-level aborts are armed only while the encoder runs (or during our own
+// language detection): the DTW pass after a segment asserts that its decoder graph succeeds, so
+// an abort there would take the process down; decoder graphs are short anyway.
+
+struct AbortState {
+  std::atomic<bool> requested{false};
+  std::atomic<bool> node_abort_armed{false};
+};
+
+bool CpuNodeAbort(void* data) {
+  const auto* a = static_cast<const AbortState*>(data);
+  return a->node_abort_armed.load(std::memory_order_relaxed) && a->requested.load(std::memory_order_relaxed);
+}
+
+thread_local AbortState* t_creating_state_for = nullptr;
+
+// Arms CPU backends created on this thread (by whisper_init_state) with `a` while in scope.
+class BackendAbortScope {
+ public:
+  explicit BackendAbortScope(AbortState* a) { t_creating_state_for = a; }
+  ~BackendAbortScope() { t_creating_state_for = nullptr; }
+  BackendAbortScope(const BackendAbortScope&) = delete;
+  BackendAbortScope& operator=(const BackendAbortScope&) = delete;
+};
+
+// Arms node-level abort for the duration of a scope.
+class NodeAbortArmed {
+ public:
+  explicit NodeAbortArmed(AbortState* a) : a_(a) { a_->node_abort_armed.store(true); }
+  ~NodeAbortArmed() { a_->node_abort_armed.store(false); }
+  NodeAbortArmed(const NodeAbortArmed&) = delete;
+  NodeAbortArmed& operator=(const NodeAbortArmed&) = delete;
+
+ private:
+  AbortState* a_;
+};
+
+}  // namespace
+
+#ifdef WHISPER_ADDON_WRAP_BACKEND_INIT
+extern "C" ggml_backend_t __real_ggml_backend_init_by_type(enum ggml_backend_dev_type type, const char* params);
+extern "C" ggml_backend_t __wrap_ggml_backend_init_by_type(enum ggml_backend_dev_type type, const char* params) {
+  ggml_backend_t b = __real_ggml_backend_init_by_type(type, params);
+  if (b != nullptr && type == GGML_BACKEND_DEVICE_TYPE_CPU && t_creating_state_for != nullptr) {
+    ggml_backend_cpu_set_abort_callback(b, CpuNodeAbort, t_creating_state_for);
+  }
+  return b;
+}
+#endif
+
+namespace {
 
 // ---------------------------------------------------------------------------------------------
 // Errors cross into JS as Error objects with a `code` that index.ts maps to an EngineError.
@@ -72,17 +132,17 @@ class Job {
   // JS thread, in the finalizer: drop any JS references the job holds.
   virtual void ReleaseJsRefs() {}
 
-  bool Aborted() const { return abort_->load(std::memory_order_relaxed); }
+  bool Aborted() const { return abort_->requested.load(std::memory_order_relaxed); }
 
   // Starts `job` and returns {promise, abort}. `abort()` may be called any number of times.
   static Napi::Object Start(Napi::Env env, std::shared_ptr<Job> job, const char* name) {
     Napi::Object handle = Napi::Object::New(env);
     handle.Set("promise", job->deferred_.Promise());
-    std::shared_ptr<std::atomic<bool>> flag = job->abort_;
+    std::shared_ptr<AbortState> flag = job->abort_;
     handle.Set("abort", Napi::Function::New(
                             env,
                             [flag](const Napi::CallbackInfo& info) -> Napi::Value {
-                              flag->store(true, std::memory_order_relaxed);
+                              flag->requested.store(true, std::memory_order_relaxed);
                               return info.Env().Undefined();
                             },
                             "abort"));
@@ -112,7 +172,7 @@ class Job {
     });
   }
 
-  std::shared_ptr<std::atomic<bool>> abort_ = std::make_shared<std::atomic<bool>>(false);
+  std::shared_ptr<AbortState> abort_ = std::make_shared<AbortState>();
   std::unique_ptr<Failure> failure_;
 
  private:
@@ -439,12 +499,24 @@ struct StateDeleter {
 };
 using StatePtr = std::unique_ptr<whisper_state, StateDeleter>;
 
+// whisper.cpp calls this at the end of every encoder pass and decoder step: the encoder is
+// over, so node-level aborts are disarmed until the next encoder_begin.
 bool AbortCallback(void* user_data) {
-  return static_cast<std::atomic<bool>*>(user_data)->load(std::memory_order_relaxed);
+  auto* a = static_cast<AbortState*>(user_data);
+  a->node_abort_armed.store(false, std::memory_order_relaxed);
+  return a->requested.load(std::memory_order_relaxed);
 }
 
 bool EncoderBeginCallback(whisper_context*, whisper_state*, void* user_data) {
-  return !static_cast<std::atomic<bool>*>(user_data)->load(std::memory_order_relaxed);
+  auto* a = static_cast<AbortState*>(user_data);
+  if (a->requested.load(std::memory_order_relaxed)) return false;
+  a->node_abort_armed.store(true, std::memory_order_relaxed);
+  return true;
+}
+
+StatePtr InitState(whisper_context* ctx, AbortState* abort) {
+  BackendAbortScope scope(abort);
+  return StatePtr(whisper_init_state(ctx));
 }
 
 // Detects the language of the first 30 s; the mel spectrogram must already be in `state`.
@@ -466,7 +538,7 @@ class TranscribeJob : public Job {
 
   void Run() override {
     whisper_context* ctx = ctx_.get();
-    StatePtr state(whisper_init_state(ctx));
+    StatePtr state = InitState(ctx, abort_.get());
     if (!state) {
       Fail("ASR_FAILED", "whisper.cpp could not allocate a decoding state (out of memory?).");
       return;
@@ -485,7 +557,13 @@ class TranscribeJob : public Job {
       if (Aborted()) return;
       int lang_id = -1;
       float prob = 0.0f;
-      if (!DetectOnState(ctx, state.get(), params_.threads, lang_id, prob)) {
+      bool detected;
+      {
+        NodeAbortArmed armed(abort_.get());
+        detected = DetectOnState(ctx, state.get(), params_.threads, lang_id, prob);
+      }
+      if (Aborted()) return;
+      if (!detected) {
         Fail("ASR_FAILED", "whisper.cpp could not detect the language.");
         return;
       }
@@ -522,8 +600,8 @@ class TranscribeJob : public Job {
       static_cast<TranscribeJob*>(user_data)->SendProgress(progress);
     };
     wp.progress_callback_user_data = this;
-    // whisper.cpp polls abort_callback after each encoder/decoder graph and encoder_begin before
-    // each 30 s window; a graph in flight finishes first (tenths of a second on CPU for tiny).
+    // encoder_begin (before each 30 s window) arms the node-level abort for the encoder;
+    // abort_callback (after each encoder pass and decoder step) disarms it and stops whisper_full.
     wp.abort_callback = AbortCallback;
     wp.abort_callback_user_data = abort_.get();
     wp.encoder_begin_callback = EncoderBeginCallback;
@@ -659,7 +737,7 @@ class DetectLanguageJob : public Job {
       prob_ = 1.0f;
       return;
     }
-    StatePtr state(whisper_init_state(ctx));
+    StatePtr state = InitState(ctx, abort_.get());
     if (!state) {
       Fail("ASR_FAILED", "whisper.cpp could not allocate a decoding state (out of memory?).");
       return;
@@ -671,7 +749,13 @@ class DetectLanguageJob : public Job {
     }
     if (Aborted()) return;
     int lang_id = -1;
-    if (!DetectOnState(ctx, state.get(), threads_, lang_id, prob_)) {
+    bool detected;
+    {
+      NodeAbortArmed armed(abort_.get());
+      detected = DetectOnState(ctx, state.get(), threads_, lang_id, prob_);
+    }
+    if (Aborted()) return;
+    if (!detected) {
       Fail("ASR_FAILED", "whisper.cpp could not detect the language.");
       return;
     }
