@@ -160,31 +160,40 @@ function u32(v: number): Buffer {
   return b;
 }
 
-export interface SyntheticPlan {
-  name: SyntheticName;
+export interface ModelLayout {
   hparams: WhisperHparams;
   header: Buffer;
   tensors: TensorSpec[];
-  /** Exact size of the file that `generateSyntheticModel` writes. */
+  /** Exact size of the file. */
   totalBytes: number;
 }
 
-function syntheticEntry(name: string) {
+export interface SyntheticPlan extends ModelLayout {
+  name: SyntheticName;
+}
+
+/**
+ * The ggml layout of a multilingual model with these hparams (header, filters, vocabulary, tensors).
+ * Works for any real model's hparams too: that is how the manifest's sizes are checked against the layout.
+ */
+export async function planLayout(hparams: WhisperHparams, opts: { fixturesDir?: string } = {}): Promise<ModelLayout> {
+  const { filters, tokens } = await loadInputs(opts.fixturesDir ?? DEFAULT_FIXTURES_DIR, hparams.nMels);
+  const header = modelHeader(hparams, filters, tokens);
+  const tensors = tensorPlan(hparams);
+  const totalBytes = tensors.reduce((sum, t) => sum + tensorBytes(t), header.length);
+  return { hparams, header, tensors, totalBytes };
+}
+
+/** What the generator would write for `name`, without writing it (cheap: reads ~1 MB of fixtures). */
+export async function planSyntheticModel(
+  name: SyntheticName,
+  opts: { fixturesDir?: string } = {},
+): Promise<SyntheticPlan> {
   const entry = findModel(name);
   if (entry?.kind !== 'synthetic') {
     throw new EngineError('MODEL_UNKNOWN', `"${name}" is not a synthetic model name.`, { details: { name } });
   }
-  return entry;
-}
-
-/** What the generator would write, without writing it (cheap: reads ~1 MB of fixtures). */
-export async function planSyntheticModel(name: SyntheticName, opts: { fixturesDir?: string } = {}) {
-  const entry = syntheticEntry(name);
-  const { filters, tokens } = await loadInputs(opts.fixturesDir ?? DEFAULT_FIXTURES_DIR, entry.hparams.nMels);
-  const header = modelHeader(entry.hparams, filters, tokens);
-  const tensors = tensorPlan(entry.hparams);
-  const totalBytes = tensors.reduce((sum, t) => sum + tensorBytes(t), header.length);
-  return { name: entry.name, hparams: entry.hparams, header, tensors, totalBytes } satisfies SyntheticPlan;
+  return { name: entry.name, ...(await planLayout(entry.hparams, opts)) };
 }
 
 async function readPinned(dir: string, file: keyof typeof SYNTHETIC_INPUTS): Promise<Buffer> {
