@@ -18,6 +18,7 @@
 #include <whisper.h>
 
 #include <atomic>
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -242,11 +243,109 @@ struct GgmlHeader {
   int32_t n_text_ctx, n_text_state, n_text_head, n_text_layer, n_mels, ftype;
 };
 
-bool ReadHeader(const std::string& path, GgmlHeader& h) {
-  std::ifstream f(path, std::ios::binary);
-  uint32_t magic = 0;
-  if (!f.read(reinterpret_cast<char*>(&magic), sizeof magic) || magic != 0x67676d6c) return false;
-  return static_cast<bool>(f.read(reinterpret_cast<char*>(&h), sizeof h));
+bool ValidFtype(int32_t ftype) {
+  switch (static_cast<ggml_ftype>(ftype % GGML_QNT_VERSION_FACTOR)) {
+    case GGML_FTYPE_ALL_F32: case GGML_FTYPE_MOSTLY_F16: case GGML_FTYPE_MOSTLY_BF16:
+    case GGML_FTYPE_MOSTLY_Q4_0: case GGML_FTYPE_MOSTLY_Q4_1: case GGML_FTYPE_MOSTLY_Q1_0:
+    case GGML_FTYPE_MOSTLY_Q5_0: case GGML_FTYPE_MOSTLY_Q5_1: case GGML_FTYPE_MOSTLY_Q8_0:
+    case GGML_FTYPE_MOSTLY_MXFP4: case GGML_FTYPE_MOSTLY_NVFP4: case GGML_FTYPE_MOSTLY_Q2_K:
+    case GGML_FTYPE_MOSTLY_Q3_K: case GGML_FTYPE_MOSTLY_Q4_K: case GGML_FTYPE_MOSTLY_Q5_K:
+    case GGML_FTYPE_MOSTLY_Q6_K: case GGML_FTYPE_MOSTLY_IQ2_XXS: case GGML_FTYPE_MOSTLY_IQ2_XS:
+    case GGML_FTYPE_MOSTLY_IQ3_XXS: case GGML_FTYPE_MOSTLY_IQ1_S: case GGML_FTYPE_MOSTLY_IQ1_M:
+    case GGML_FTYPE_MOSTLY_IQ4_NL: case GGML_FTYPE_MOSTLY_IQ4_XS: case GGML_FTYPE_MOSTLY_IQ3_S:
+    case GGML_FTYPE_MOSTLY_IQ2_S:
+      return ftype >= 0;
+    default:
+      return false;
+  }
+}
+
+// Walks the whole ggml model file (header, mel filters, vocabulary, tensor headers) before
+// whisper.cpp sees it. whisper.cpp trusts these fields: a bad ftype hits a GGML_ASSERT (abort()
+// of the whole process), n_dims > 4 overruns a stack array, a huge vocabulary count loops for
+// hours. Shapes and names are left to whisper.cpp, which rejects mismatches cleanly.
+bool ValidateModelFile(const std::string& path, GgmlHeader& h, std::string& why) {
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
+  if (!f) {
+    why = "cannot be opened";
+    return false;
+  }
+  const int64_t size = static_cast<int64_t>(f.tellg());
+  f.seekg(0);
+  auto read_i32 = [&](int32_t& v) { return static_cast<bool>(f.read(reinterpret_cast<char*>(&v), sizeof v)); };
+  auto skip = [&](int64_t n) {
+    if (n < 0 || static_cast<int64_t>(f.tellg()) + n > size) return false;
+    f.seekg(n, std::ios::cur);
+    return static_cast<bool>(f);
+  };
+  auto in = [](int32_t v, int32_t lo, int32_t hi) { return v >= lo && v <= hi; };
+
+  int32_t magic = 0;
+  if (!read_i32(magic) || static_cast<uint32_t>(magic) != 0x67676d6c) {
+    why = "is not a ggml whisper model (bad magic)";
+    return false;
+  }
+  if (!f.read(reinterpret_cast<char*>(&h), sizeof h)) {
+    why = "is truncated in its header";
+    return false;
+  }
+  if (!in(h.n_vocab, 1, 1 << 20) || !in(h.n_audio_ctx, 1, 1 << 16) || !in(h.n_audio_state, 1, 1 << 14) ||
+      !in(h.n_audio_head, 1, 1024) || !in(h.n_audio_layer, 1, 256) || !in(h.n_text_ctx, 1, 1 << 16) ||
+      !in(h.n_text_state, 1, 1 << 14) || !in(h.n_text_head, 1, 1024) || !in(h.n_text_layer, 1, 256) ||
+      !in(h.n_mels, 1, 512) || !ValidFtype(h.ftype)) {
+    why = "has implausible hyper-parameters";
+    return false;
+  }
+  int32_t n_mel = 0, n_fft = 0;
+  if (!read_i32(n_mel) || !read_i32(n_fft) || !in(n_mel, 1, 4096) || !in(n_fft, 1, 4096) ||
+      !skip(int64_t{n_mel} * n_fft * 4)) {
+    why = "has a corrupt mel filter bank";
+    return false;
+  }
+  int32_t n_tokens = 0;
+  if (!read_i32(n_tokens) || !in(n_tokens, 0, 1 << 20)) {
+    why = "has a corrupt vocabulary";
+    return false;
+  }
+  for (int32_t i = 0; i < n_tokens; ++i) {
+    int32_t len = 0;
+    if (!read_i32(len) || !in(len, 0, 1 << 16) || !skip(len)) {
+      why = "has a corrupt vocabulary";
+      return false;
+    }
+  }
+  // Tensors until the end of the file; whisper.cpp stops at a short read the same way.
+  while (size - static_cast<int64_t>(f.tellg()) >= 12) {
+    int32_t n_dims = 0, length = 0, ttype = 0;
+    read_i32(n_dims);
+    read_i32(length);
+    read_i32(ttype);
+    if (!in(n_dims, 1, 4) || !in(length, 1, 1024) || !in(ttype, 0, GGML_TYPE_COUNT - 1) ||
+        ggml_blck_size(static_cast<ggml_type>(ttype)) <= 0) {
+      why = "has a corrupt tensor header";
+      return false;
+    }
+    int64_t nelements = 1;
+    for (int32_t i = 0; i < n_dims; ++i) {
+      int32_t ne = 0;
+      if (!read_i32(ne) || !in(ne, 1, INT32_MAX)) {
+        why = "has a corrupt tensor shape";
+        return false;
+      }
+      nelements *= ne;
+      if (nelements > INT32_MAX) {
+        why = "has a corrupt tensor shape";
+        return false;
+      }
+    }
+    const auto type = static_cast<ggml_type>(ttype);
+    const int64_t bytes = nelements / ggml_blck_size(type) * static_cast<int64_t>(ggml_type_size(type));
+    if (!skip(length) || !skip(bytes)) {
+      why = "is truncated (a tensor runs past the end of the file)";
+      return false;
+    }
+  }
+  return true;
 }
 
 std::string ModelTypeFromHeader(const GgmlHeader& h) {
@@ -355,11 +454,15 @@ class LoadJob : public Job {
       : Job(env), path_(std::move(path)), cparams_(cparams), dtw_(std::move(dtw)) {}
 
   void Run() override {
+    GgmlHeader h{};
+    std::string why;
+    if (!ValidateModelFile(path_, h, why)) {
+      Fail("MODEL_LOAD_FAILED", "The model file '" + path_ + "' " + why + ".");
+      return;
+    }
     std::string preset_name;
     if (dtw_ == "auto") {
-      GgmlHeader h{};
-      // An unreadable header is reported by whisper_init below, with its own message.
-      if (ReadHeader(path_, h)) preset_name = AutoDtwPreset(h);
+      preset_name = AutoDtwPreset(h);
     } else if (!dtw_.empty()) {
       preset_name = dtw_;
     }
@@ -373,7 +476,13 @@ class LoadJob : public Job {
       cparams_.dtw_aheads_preset = preset;
     }
 
-    whisper_context* raw = whisper_init_from_file_with_params_no_state(path_.c_str(), cparams_);
+    whisper_context* raw = nullptr;
+    try {
+      raw = whisper_init_from_file_with_params_no_state(path_.c_str(), cparams_);
+    } catch (const std::exception& e) {
+      Fail("MODEL_LOAD_FAILED", "whisper.cpp could not load the model file '" + path_ + "': " + e.what());
+      return;
+    }
     if (raw == nullptr) {
       Fail("MODEL_LOAD_FAILED", "whisper.cpp could not load the model file '" + path_ + "'.");
       return;
