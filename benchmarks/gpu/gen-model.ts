@@ -1,0 +1,21 @@
+/**
+ * Writes a synthetic model where the shared fixtures folder is absent (a GPU host): the project's
+ * generator (models/synthetic.ts) with its inputs read from the carried bundle.
+ *   node benchmarks/gpu/gen-model.ts <synthetic-tiny|synthetic-base|synthetic-large-v3> <out.bin> <fixturesDir>
+ */
+import { existsSync } from 'node:fs';
+import type { SyntheticName } from '../../models/manifest.ts';
+import { writeSyntheticModel } from '../../models/synthetic.ts';
+
+const [name, out, fixturesDir] = process.argv.slice(2);
+if (!name || !out || !fixturesDir) {
+  console.error('usage: node benchmarks/gpu/gen-model.ts <synthetic-name> <out.bin> <fixturesDir>');
+  process.exit(2);
+}
+if (existsSync(out)) {
+  console.log(`${out} exists`);
+} else {
+  const t0 = performance.now();
+  const r = await writeSyntheticModel(name as SyntheticName, out, { seed: 0, fixturesDir });
+  console.log(`${r.path}: ${r.bytes} bytes, sha256 ${r.sha256}, ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+}

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# GPU benchmark harness: entry point on a GPU host (H100/H200, CUDA 13, no internet, maybe no Node).
+#
+# Needs, beside this repository checkout: the bundle made by benchmarks/gpu/pack.sh (default .carry/gpu/),
+# cmake ≥ 3.18, a C++ compiler, nvcc and cuBLAS (ninja if present). It:
+#   1. unpacks Node 24, whisper.cpp 1.9.1's build inputs and the node-api headers into the work dir;
+#   2. builds, in one CMake tree (engine/asr/native, whisper.cpp added as a subdirectory), whisper-bench,
+#      whisper-cli and our addon with -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 (kept between runs;
+#      the addon goes to build/addon-cuda/, where engine/asr finds it; its failure is reported, not fatal);
+#   3. generates synthetic-large-v3 (random weights, real shape; ≈3.1 GB) with the project's generator;
+#   4. runs benchmarks/gpu/bench.ts: whisper-bench, whisper-cli, the addon's parallel states, the model.
+#
+#   bash benchmarks/gpu/run.sh [--bundle DIR] [--work DIR] [--model synthetic-large-v3] [--runs 5]
+#        [--jobs N] [--out DIR] [--cpu] [--quick] [-- extra bench.ts args]
+#   --cpu    dry run without a GPU: CPU build (addon into build/addon/), tools run with -ng
+#   --quick  fewer runs/levels (for a dry run)
+# Results: benchmarks/results/gpu-<device>-<model>.{json,svg}, copied to --out (e.g. $OUT) when given.
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
+bundle="$repo/.carry/gpu"
+work="${TMPDIR:-/tmp}/gpu-bench"
+model="synthetic-large-v3"
+runs=5
+jobs="$(nproc)"
+out=""
+cpu=0
+quick=0
+extra=()
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --bundle) bundle="$2"; shift 2 ;;
+    --work) work="$2"; shift 2 ;;
+    --model) model="$2"; shift 2 ;;
+    --runs) runs="$2"; shift 2 ;;
+    --jobs) jobs="$2"; shift 2 ;;
+    --out) out="$2"; shift 2 ;;
+    --cpu) cpu=1; shift ;;
+    --quick) quick=1; shift ;;
+    --) shift; extra=("$@"); break ;;
+    *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+log() { echo "[gpu-bench $(date +%T)] $*"; }
+die() { echo "[gpu-bench] error: $*" >&2; exit 1; }
+[[ -f "$bundle/whisper-src.tar.xz" ]] || die "no bundle at $bundle: run benchmarks/gpu/pack.sh on a dev machine and carry .carry/gpu"
+mkdir -p "$work"
+bundle="$(cd "$bundle" && pwd)"
+work="$(cd "$work" && pwd)"
+
+# 1. Node, sources, headers --------------------------------------------------------------------------
+node="$work/node"
+if [[ -f "$bundle/node.xz" ]]; then
+  [[ -x "$node" && "$node" -nt "$bundle/node.xz" ]] || { xz -dc "$bundle/node.xz" >"$node.tmp" && chmod +x "$node.tmp" && mv "$node.tmp" "$node"; }
+elif command -v node >/dev/null; then
+  node="$(command -v node)"
+else
+  die "no Node: neither $bundle/node.xz nor node on PATH"
+fi
+"$node" -e 'const [a,b]=process.versions.node.split(".").map(Number); if (a<22||(a===22&&b<19)) process.exit(1)' ||
+  die "Node $("$node" --version) is too old (≥ 22.19 needed)"
+log "node $("$node" --version)"
+
+src_stamp="$work/whisper.cpp/.bundle-sha256"
+src_sum="$(sha256sum "$bundle/whisper-src.tar.xz" | cut -d' ' -f1)"
+if [[ "$(cat "$src_stamp" 2>/dev/null)" != "$src_sum" ]]; then
+  rm -rf "$work/whisper.cpp" "$work/napi"
+  mkdir -p "$work/whisper.cpp" "$work/napi"
+  tar -xJf "$bundle/whisper-src.tar.xz" -C "$work/whisper.cpp"
+  tar -xJf "$bundle/napi.tar.xz" -C "$work/napi"
+  echo "$src_sum" >"$src_stamp"
+fi
+
+# 2. Build --------------------------------------------------------------------------------------------
+gen=()
+command -v ninja >/dev/null && gen=(-G Ninja)
+if [[ $cpu -eq 1 ]]; then
+  variant=cpu
+  addon_out="$repo/build/addon"
+  flags=(-DGGML_CUDA=OFF -DGGML_NATIVE=ON)
+else
+  variant=cuda
+  addon_out="$repo/build/addon-cuda"
+  command -v nvcc >/dev/null || for d in /usr/local/cuda/bin /usr/local/cuda-*/bin; do [[ -x "$d/nvcc" ]] && PATH="$d:$PATH" && break; done
+  command -v nvcc >/dev/null || die "nvcc not found (PATH, /usr/local/cuda/bin)"
+  cublas="$(find /usr/local/cuda*/ /usr/lib/x86_64-linux-gnu "${CUDA_HOME:-/nonexistent}" -name 'libcublas.so*' 2>/dev/null | head -1 || true)"
+  [[ -n "$cublas" ]] || die "cuBLAS (libcublas.so) not found: ggml's CUDA backend links it"
+  log "nvcc: $(nvcc --version | tail -1); cuBLAS: $cublas"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+  flags=(-DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DGGML_NATIVE=ON)
+fi
+build="$work/build-$variant"
+log "configure ($variant) → $build"
+cmake -S "$repo/engine/asr/native" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
+  -DWHISPER_SOURCE_DIR="$work/whisper.cpp" \
+  -DNODE_API_HEADERS_DIR="$work/napi/node-api-headers/include" \
+  -DNODE_ADDON_API_DIR="$work/napi/node-addon-api" \
+  -DADDON_OUTPUT_DIR="$addon_out" "${flags[@]}" >"$work/configure-$variant.log" 2>&1 ||
+  { tail -40 "$work/configure-$variant.log"; die "cmake configure failed (log: $work/configure-$variant.log)"; }
+t0=$SECONDS
+log "build whisper-bench + whisper-cli ($jobs jobs)"
+cmake --build "$build" --target whisper-bench whisper-cli --parallel "$jobs" >"$work/build-$variant.log" 2>&1 ||
+  { tail -40 "$work/build-$variant.log"; die "build failed (log: $work/build-$variant.log)"; }
+addon_ok=1
+log "build the addon"
+cmake --build "$build" --target whisper_addon --parallel "$jobs" >>"$work/build-$variant.log" 2>&1 ||
+  { addon_ok=0; tail -20 "$work/build-$variant.log"; log "addon build FAILED: the harness goes on without it"; }
+log "built in $((SECONDS - t0)) s"
+bench_bin="$(find "$build" -type f -name whisper-bench -perm -u+x | head -1)"
+cli_bin="$addon_out/bin/whisper-cli"
+[[ -x "$bench_bin" && -x "$cli_bin" ]] || die "whisper-bench or whisper-cli missing after the build"
+# A CPU-only addon in build/addon-cuda would shadow nothing, but a stale CUDA one must not be used by --cpu.
+[[ $addon_ok -eq 1 ]] || rm -f "$addon_out/whisper_addon.node"
+
+# 3. Model --------------------------------------------------------------------------------------------
+model_path="$work/models/ggml-$model.bin"
+log "model $model → $model_path"
+"$node" "$repo/benchmarks/gpu/gen-model.ts" "$model" "$model_path" "$bundle/fixtures"
+
+# 4. Measure ------------------------------------------------------------------------------------------
+args=(--bench "$bench_bin" --cli "$cli_bin" --model "$model_path" --model-name "$model" --wav "$bundle/fixtures/jfk.wav"
+  --runs "$runs")
+[[ $cpu -eq 1 ]] && args+=(--cpu)
+[[ $quick -eq 1 ]] && args+=(--quick)
+[[ -n "$out" ]] && args+=(--out "$out")
+log "measure"
+cd "$repo"
+"$node" benchmarks/gpu/bench.ts "${args[@]}" "${extra[@]}"
