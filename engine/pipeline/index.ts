@@ -215,7 +215,7 @@ export async function transcribeStream(
         { ...asrOpts, language: lang, threads: plan.threadsPerJob },
         { offset: w.start, signal: ac.signal },
       );
-      results[w.index] = clampSegments(r.segments, w.start, w.end);
+      results[w.index] = clampSegments(r.segments, w.start, w.start + samples.length / SAMPLE_RATE);
       windowsDone++;
       while (results[contiguous] !== undefined) contiguous++;
       run.onProgress?.({
