@@ -14,7 +14,8 @@
 import { availableParallelism } from 'node:os';
 import { abortError, EngineError, isEngineError, throwIfAborted } from '../errors.ts';
 import type { AsrOptions, RunOptions, Segment, Transcript } from '../types.ts';
-import { SAMPLE_RATE, SileroVad, type SpeechSpan, type VadOptions, type VadStream } from '../vad/silero.ts';
+import { SAMPLE_RATE, SileroVad, type SpeechSpan, type VadOptions } from '../vad/silero.ts';
+import type { SpanStream, SpeechDetector } from '../vad/whisper-vad.ts';
 import { type AudioWindow, type WindowOptions, WindowPlanner } from '../vad/windows.ts';
 import { PcmBuffer } from './pcm-buffer.ts';
 
@@ -34,8 +35,11 @@ export interface PipelineModel {
 }
 
 export interface PipelineVadOptions extends VadOptions {
-  /** A loaded model to share between calls; otherwise one is loaded for this call and closed after. */
-  detector?: SileroVad;
+  /**
+   * A loaded detector to share between calls (`SileroVad`, or `WhisperCppVad` given its ggml weights);
+   * otherwise Silero through onnxruntime is loaded for this call and closed after.
+   */
+  detector?: SpeechDetector;
   windows?: WindowOptions;
 }
 
@@ -160,13 +164,13 @@ export async function transcribeStream(
     });
 
   const ownDetector = vadOpt !== false && !vadOpt?.detector;
-  let detector: SileroVad | undefined;
+  let detector: SpeechDetector | undefined;
   const iterator = pcm[Symbol.asyncIterator]();
   let sourceDone = false;
   const inFlight = new Set<Promise<void>>();
 
   try {
-    let vadStream: VadStream | undefined;
+    let vadStream: SpanStream | undefined;
     let planner: WindowPlanner | undefined;
     let fixed: FixedWindows | undefined;
     if (vadOpt === false) {
