@@ -19,7 +19,7 @@ import { transcribeStream } from '../engine/pipeline/index.ts';
 import type { Transcript } from '../engine/types.ts';
 import { SileroVad } from '../engine/vad/silero.ts';
 import { FIXTURES_DIR, readPcm } from '../engine/vad/test-support.ts';
-import { tokens } from './lib/normalize.ts';
+import { CHARACTER_LANGUAGES, tokens } from './lib/normalize.ts';
 import { round, writeResult } from './lib/report.ts';
 import { align, median, wer } from './lib/wer.ts';
 
@@ -150,6 +150,23 @@ const data = JSON.parse(readFileSync(join(dir('multilingual'), 'test_data.json')
     }>;
   };
 };
+interface TimedToken {
+  tok: string;
+  start: number;
+  end: number;
+  first: boolean;
+  last: boolean;
+}
+function timedTokens(lang: string, words: Array<{ text: string; start: number; end: number }>): TimedToken[] {
+  const out: TimedToken[] = [];
+  for (const w of words) {
+    const ts = tokens(lang, w.text);
+    ts.forEach((tok, k) => {
+      out.push({ tok, start: w.start, end: w.end, first: k === 0, last: k === ts.length - 1 });
+    });
+  }
+  return out;
+}
 const perLanguage: Record<string, unknown> = {};
 const startErr: number[] = [];
 const endErr: number[] = [];
@@ -159,22 +176,14 @@ for (const clip of data.tests.language_tests) {
   audioSec += r.seconds;
   wallMs += r.ms;
   // Token lists that remember their word, so matched tokens give word times on both sides.
-  const refToks: Array<{ tok: string; start: number; end: number; first: boolean; last: boolean }> = [];
-  for (const w of clip.words) {
-    const ts = tokens(lang, w.word);
-    ts.forEach((tok, k) =>
-      refToks.push({ tok, start: w.start_sec, end: w.end_sec, first: k === 0, last: k === ts.length - 1 }),
-    );
-  }
-  const hypToks: typeof refToks = [];
-  for (const s of r.t.segments) {
-    for (const w of s.words ?? []) {
-      const ts = tokens(lang, w.text);
-      ts.forEach((tok, k) =>
-        hypToks.push({ tok, start: w.start, end: w.end, first: k === 0, last: k === ts.length - 1 }),
-      );
-    }
-  }
+  const refToks = timedTokens(
+    lang,
+    clip.words.map((w) => ({ text: w.word, start: w.start_sec, end: w.end_sec })),
+  );
+  const hypToks = timedTokens(
+    lang,
+    r.t.segments.flatMap((s) => s.words ?? []),
+  );
   const a = align(
     refToks.map((x) => x.tok),
     hypToks.map((x) => x.tok),
@@ -192,7 +201,7 @@ for (const clip of data.tests.language_tests) {
   // WER from the transcript text (the word list can split differently from the text).
   const textAlign = align(tokens(lang, clip.transcript), tokens(lang, text(r.t)));
   perLanguage[lang] = {
-    unit: tokens(lang, 'x').length === 1 && lang === 'ja' ? 'character' : 'word',
+    unit: CHARACTER_LANGUAGES.has(lang) ? 'character' : 'word',
     wer: round(wer(textAlign), 4),
     detectedLanguage: r.t.language,
     medianStartErrorSec: langStart.length ? round(median(langStart)!, 3) : null,

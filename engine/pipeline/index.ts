@@ -13,7 +13,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { abortError, EngineError, isEngineError, throwIfAborted } from '../errors.ts';
-import type { AsrOptions, RunOptions, Segment, Transcript } from '../types.ts';
+import type { AsrOptions, Progress, RunOptions, Segment, Transcript } from '../types.ts';
 import { SAMPLE_RATE, SileroVad, type SpeechSpan, type VadOptions } from '../vad/silero.ts';
 import type { SpanStream, SpeechDetector } from '../vad/whisper-vad.ts';
 import { type AudioWindow, type WindowOptions, WindowPlanner } from '../vad/windows.ts';
@@ -163,6 +163,14 @@ export async function transcribeStream(
       );
     });
 
+  const report = (p: Progress) => {
+    try {
+      run.onProgress?.(p);
+    } catch {
+      // A throwing progress listener must not take the transcription down.
+    }
+  };
+
   const ownDetector = vadOpt !== false && !vadOpt?.detector;
   let detector: SpeechDetector | undefined;
   const iterator = pcm[Symbol.asyncIterator]();
@@ -222,7 +230,7 @@ export async function transcribeStream(
       results[w.index] = clampSegments(r.segments, w.start, w.start + samples.length / SAMPLE_RATE);
       windowsDone++;
       while (results[contiguous] !== undefined) contiguous++;
-      run.onProgress?.({
+      report({
         stage: 'asr',
         // Seconds of audio transcribed without a hole before them.
         done: windowEnds[contiguous - 1] ?? 0,
@@ -300,7 +308,7 @@ export async function transcribeStream(
       throwIfAborted(ac.signal);
       dispatch();
       buffer.dropBefore(keepFrom());
-      run.onProgress?.({ stage: 'vad', done: buffer.end / SAMPLE_RATE });
+      report({ stage: 'vad', done: buffer.end / SAMPLE_RATE });
     }
 
     const duration = buffer.end / SAMPLE_RATE;

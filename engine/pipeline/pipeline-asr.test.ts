@@ -24,8 +24,10 @@ class Spy implements PipelineModel {
   detections = 0;
   readonly #m: WhisperModel;
   constructor(m: WhisperModel) {
+    // engine/asr's WhisperModel is a PipelineModel as it is: the compiler checks this assignment.
+    const asPipelineModel: PipelineModel = m;
     this.#m = m;
-    this.info = m.info;
+    this.info = asPipelineModel.info;
   }
   async transcribe(pcm: Float32Array, opts: AsrOptions, run: RunOptions & { offset?: number }) {
     const result = await this.#m.transcribe(pcm, opts, run);
