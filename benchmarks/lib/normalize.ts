@@ -4,7 +4,7 @@
  * - basic (every language): lower case, drop [bracketed] and (parenthesised) asides, turn marks,
  *   symbols and punctuation into spaces, collapse whitespace;
  * - English, on top: fillers (uh, um, hmm, …) dropped, contractions expanded, titles spelled out
- *   (mr → mister, …), spelled-out numbers up to the thousands turned into digits, "%" → percent.
+ *   (mr → mister, …), diacritics dropped, spelled-out numbers up to the thousands turned into digits, "%" → percent.
  * Not ported: Whisper's British→American spelling table (~1,700 pairs) and its currency and
  * ordinal rules; the fixtures here don't exercise them. Differences of that kind inflate WER a little.
  */
@@ -43,11 +43,17 @@ const CONTRACTIONS: Array<[RegExp, string]> = [
   [/\blet's\b/g, 'let us'],
   [/\bain't\b/g, 'aint'],
   [/\by'all\b/g, 'you all'],
+  [/\bwanna\b/g, 'want to'],
+  [/\bgotta\b/g, 'got to'],
+  [/\bgonna\b/g, 'going to'],
+  [/\bma'am\b/g, 'madam'],
   [/n't\b/g, ' not'],
   [/'re\b/g, ' are'],
   [/'ll\b/g, ' will'],
   [/'ve\b/g, ' have'],
   [/'m\b/g, ' am'],
+  // As Whisper's normaliser does, possessive or not.
+  [/'s\b/g, ' is'],
   [/'d\b/g, ' would'],
 ];
 const ONES: Record<string, number> = {
@@ -123,7 +129,8 @@ function numbersToDigits(words: string[]): string[] {
 export function englishNormalize(s: string): string {
   let t = s.toLowerCase().replace(BRACKETS, ' ').replace(/[’‘]/g, "'").replace(/%/g, ' percent ');
   for (const [re, rep] of CONTRACTIONS) t = t.replace(re, rep);
-  t = t.replace(/'s\b/g, 's');
+  // English also drops diacritics (café → cafe), as Whisper's English normaliser does.
+  t = t.normalize('NFKD').replace(/\p{M}/gu, '');
   const words = basicNormalize(t)
     .split(' ')
     .filter((w) => w !== '' && !FILLERS.has(w))
