@@ -13,8 +13,9 @@
  */
 import { availableParallelism } from 'node:os';
 import { abortError, EngineError, isEngineError, throwIfAborted } from '../errors.ts';
-import type { AsrOptions, RunOptions, Segment, Transcript } from '../types.ts';
-import { SAMPLE_RATE, SileroVad, type SpeechSpan, type VadOptions, type VadStream } from '../vad/silero.ts';
+import type { AsrOptions, Progress, RunOptions, Segment, Transcript } from '../types.ts';
+import { SAMPLE_RATE, SileroVad, type SpeechSpan, type VadOptions } from '../vad/silero.ts';
+import type { SpanStream, SpeechDetector } from '../vad/whisper-vad.ts';
 import { type AudioWindow, type WindowOptions, WindowPlanner } from '../vad/windows.ts';
 import { PcmBuffer } from './pcm-buffer.ts';
 
@@ -34,8 +35,11 @@ export interface PipelineModel {
 }
 
 export interface PipelineVadOptions extends VadOptions {
-  /** A loaded model to share between calls; otherwise one is loaded for this call and closed after. */
-  detector?: SileroVad;
+  /**
+   * A loaded detector to share between calls (`SileroVad`, or `WhisperCppVad` given its ggml weights);
+   * otherwise Silero through onnxruntime is loaded for this call and closed after.
+   */
+  detector?: SpeechDetector;
   windows?: WindowOptions;
 }
 
@@ -159,14 +163,22 @@ export async function transcribeStream(
       );
     });
 
+  const report = (p: Progress) => {
+    try {
+      run.onProgress?.(p);
+    } catch {
+      // A throwing progress listener must not take the transcription down.
+    }
+  };
+
   const ownDetector = vadOpt !== false && !vadOpt?.detector;
-  let detector: SileroVad | undefined;
+  let detector: SpeechDetector | undefined;
   const iterator = pcm[Symbol.asyncIterator]();
   let sourceDone = false;
   const inFlight = new Set<Promise<void>>();
 
   try {
-    let vadStream: VadStream | undefined;
+    let vadStream: SpanStream | undefined;
     let planner: WindowPlanner | undefined;
     let fixed: FixedWindows | undefined;
     if (vadOpt === false) {
@@ -215,10 +227,10 @@ export async function transcribeStream(
         { ...asrOpts, language: lang, threads: plan.threadsPerJob },
         { offset: w.start, signal: ac.signal },
       );
-      results[w.index] = clampSegments(r.segments, w.start, w.end);
+      results[w.index] = clampSegments(r.segments, w.start, w.start + samples.length / SAMPLE_RATE);
       windowsDone++;
       while (results[contiguous] !== undefined) contiguous++;
-      run.onProgress?.({
+      report({
         stage: 'asr',
         // Seconds of audio transcribed without a hole before them.
         done: windowEnds[contiguous - 1] ?? 0,
@@ -296,7 +308,7 @@ export async function transcribeStream(
       throwIfAborted(ac.signal);
       dispatch();
       buffer.dropBefore(keepFrom());
-      run.onProgress?.({ stage: 'vad', done: buffer.end / SAMPLE_RATE });
+      report({ stage: 'vad', done: buffer.end / SAMPLE_RATE });
     }
 
     const duration = buffer.end / SAMPLE_RATE;
