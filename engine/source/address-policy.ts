@@ -43,7 +43,10 @@ export function checkAddress(address: string, options: AddressPolicyOptions = {}
   if (isIP(address) === 0 || address.includes('%')) return deny(`not an IP address: ${address}`);
   let parsed: ipaddr.IPv4 | ipaddr.IPv6;
   try {
-    parsed = ipaddr.parse(address);
+    // IPv6 goes through the WHATWG parser first: ipaddr.js reads a trailing dotted quad as
+    // IPv4-mapped whatever precedes it ('::127.0.0.1' came back as '::ffff:127.0.0.1'),
+    // while the URL parser yields the exact hex form with no dotted quad left in it.
+    parsed = ipaddr.parse(isIP(address) === 6 ? new URL(`http://[${address}]/`).hostname.slice(1, -1) : address);
   } catch {
     return deny(`not an IP address: ${address}`);
   }

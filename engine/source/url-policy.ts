@@ -10,7 +10,7 @@ import { isIP } from 'node:net';
 import { EngineError } from '../errors.ts';
 import { type AddressPolicyOptions, checkAddress } from './address-policy.ts';
 
-export type SourcePolicy = { mode: 'public' } | { mode: 'allowlist'; hostSuffixes: string[] };
+export type SourcePolicy = { mode: 'public' } | { mode: 'allowlist'; hostSuffixes: readonly string[] };
 
 /** A host suffix as configured: a DNS name, lower case, no trailing dot, optional leading dot. */
 const SUFFIX_RE = /^\.?(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
