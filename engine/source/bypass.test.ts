@@ -113,6 +113,16 @@ describe.skipIf(unavailable !== undefined)('SSRF bypass corpus in a network name
     for (const { address, seen } of report.selfCheck) expect(seen.length, address).toBe(1);
   });
 
+  it('a resolver answering public first and private second: the private address gets zero connections', () => {
+    for (const host of ['mixed.test', 'mixed-rev.test', 'mixed6.test', 'mixed-meta.test']) {
+      const i = CASES.findIndex((c) => c.url === `https://${host}/ok`);
+      expect(i, host).toBeGreaterThanOrEqual(0);
+      expect(report.results[i]?.answer).toBe('SOURCE_ADDRESS_BLOCKED');
+      // Not the private address, and not the public one either: the name is refused whole.
+      expect(report.results[i]?.connections, host).toEqual([]);
+    }
+  });
+
   it('holds at least 100 blocked cases', () => {
     expect(CASES.filter((c) => c.expect !== 'OK').length).toBeGreaterThanOrEqual(100);
   });

@@ -115,6 +115,14 @@ describe('loopback switch', () => {
     expect(await fetchAll(url('media.test', '/ok'))).toBe(1);
   });
 
+  it('cannot be switched on from the environment: engine/source reads none', async () => {
+    const { readdirSync, readFileSync } = await import('node:fs');
+    const dir = import.meta.dirname;
+    const sources = readdirSync(dir).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'));
+    expect(sources).toContain('fetcher.ts');
+    for (const f of sources) expect(readFileSync(`${dir}/${f}`, 'utf8'), f).not.toMatch(/process\.env|process\.argv/);
+  });
+
   it('is only switched on by the literal value true', async () => {
     const loose = new SafeFetcher({ ca: pki.ca, lookup, dangerouslyAllowLoopback: 'yes' as unknown as boolean });
     try {
