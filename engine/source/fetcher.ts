@@ -16,7 +16,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP, type LookupFunction } from 'node:net';
 import { Readable } from 'node:stream';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
-import { abortError, EngineError, type EngineErrorCode, isEngineError } from '../errors.ts';
+import { abortError, EngineError, isEngineError } from '../errors.ts';
 import type { RunOptions } from '../types.ts';
 import { type AddressPolicyOptions, checkAddress } from './address-policy.ts';
 import { checkUrl, type SourcePolicy } from './url-policy.ts';
@@ -384,12 +384,13 @@ class FetchRun {
       case 'UND_ERR_BODY_TIMEOUT':
         return timeout('idle', this.#limits.idleTimeoutMs);
       default: {
-        const what: EngineErrorCode = 'SOURCE_UNREACHABLE';
+        // DNS failures, refusals, resets, TLS verification failures, early closes.
         const detail = typeof code === 'string' ? code : 'unknown';
-        return new EngineError(what, `The origin could not be reached or dropped the connection (${detail}).`, {
-          cause: err,
-          details: { reason: detail },
-        });
+        return new EngineError(
+          'SOURCE_UNREACHABLE',
+          `The origin could not be reached or dropped the connection (${detail}).`,
+          { cause: err, details: { reason: detail } },
+        );
       }
     }
   }
