@@ -49,6 +49,13 @@ export interface SyntheticModelEntry {
   /** The real model whose shape (hparams, mel filters, vocabulary) this one copies. */
   shapeOf: string;
   hparams: WhisperHparams;
+  /** Size of the generated file (equal to the real model's). */
+  bytes: number;
+  /**
+   * sha256 of the file generated with the default seed 0 (what resolveModel puts in the cache). Recorded from
+   * the generator and pinned by a test: a change here changes every parity baseline made with the model.
+   */
+  sha256Seed0: string;
 }
 
 export type ManifestEntry = RealModelEntry | SyntheticModelEntry;
@@ -96,8 +103,13 @@ function real(name: keyof typeof HPARAMS, bytes: number, sha256: string | null, 
   return { kind: 'real', name, file, bytes, bytesVerified, sha256, url: HF_BASE + file, hparams: HPARAMS[name] };
 }
 
-function synthetic(name: SyntheticName, shapeOf: keyof typeof HPARAMS): SyntheticModelEntry {
-  return { kind: 'synthetic', name, file: `ggml-${name}.bin`, shapeOf, hparams: HPARAMS[shapeOf] };
+function synthetic(
+  name: SyntheticName,
+  shapeOf: keyof typeof HPARAMS,
+  bytes: number,
+  sha256Seed0: string,
+): SyntheticModelEntry {
+  return { kind: 'synthetic', name, file: `ggml-${name}.bin`, shapeOf, hparams: HPARAMS[shapeOf], bytes, sha256Seed0 };
 }
 
 export const MANIFEST: readonly ManifestEntry[] = Object.freeze([
@@ -110,9 +122,15 @@ export const MANIFEST: readonly ManifestEntry[] = Object.freeze([
   real('medium', 1533763059, null, false),
   real('large-v3', 3095033483, '64d182b440b98d5203c4f9bd541544d84c605196c4f7b845dfa11fb23594d1e2'),
   real('large-v3-turbo', 1624555275, '1fc70f774d38eb169993ac391eea357ef47c88757ef72ee5943879b7e8e2bc69'),
-  synthetic('synthetic-tiny', 'tiny'),
-  synthetic('synthetic-base', 'base'),
-  synthetic('synthetic-large-v3', 'large-v3'),
+  synthetic('synthetic-tiny', 'tiny', 77691713, 'f28fcfa6cb459fe201b58a918e478e50277bff0f9930a3499c5d8fbeac354f73'),
+  synthetic('synthetic-base', 'base', 147951465, 'f4e39706cfd5b431b2d0b47f4e71b050d0ee0fe48417446816761715381043fa'),
+  // Pinned from `node scripts/synthetic-model.ts synthetic-large-v3` (3.1 GB, not generated in tests).
+  synthetic(
+    'synthetic-large-v3',
+    'large-v3',
+    3095033483,
+    '047367afe61a7d5fece7a0bde6b119ac8237c90d3af27f4804f5d5c42c9676bc',
+  ),
 ]);
 
 /** The entry for a model name (`ggml-<name>.bin` is accepted too), or undefined. */

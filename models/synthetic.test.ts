@@ -210,6 +210,11 @@ describe('generated synthetic-tiny', () => {
     expect(new Set(pe).size).toBeGreaterThan(100_000); // random, not constant
   });
 
+  it('matches the seed-0 size and sha256 pinned in the manifest (same bytes on every machine)', () => {
+    const entry = findModel('synthetic-tiny');
+    expect(entry).toMatchObject({ bytes: tiny.length, sha256Seed0: sha256(tiny) });
+  });
+
   it('is deterministic: same seed gives the same bytes, another seed different ones', async () => {
     const again = await writeSyntheticModel('synthetic-tiny', join(dir, 'tiny-seed0-again.bin'), { seed: 0 });
     const other = await writeSyntheticModel('synthetic-tiny', join(dir, 'tiny-seed1.bin'), { seed: 1 });
@@ -265,9 +270,10 @@ describe('generated synthetic-tiny', () => {
 });
 
 describe('generation errors', () => {
-  it('synthetic-base loads in whisper-cli with its own shape', async () => {
+  it('synthetic-base matches its pinned sum and loads in whisper-cli with its own shape', async () => {
     const path = join(dir, 'base.bin');
-    await writeSyntheticModel('synthetic-base', path, { seed: 3 });
+    const made = await writeSyntheticModel('synthetic-base', path);
+    expect(findModel('synthetic-base')).toMatchObject({ bytes: made.bytes, sha256Seed0: made.sha256 });
     const { stderr } = await run(
       whisperCli(),
       ['-m', path, '-f', fixture('speech/jfk/jfk.wav'), '-t', '2', '-bs', '1', '-bo', '1', '-nf'],

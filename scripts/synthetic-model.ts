@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { findModel, type SyntheticName } from '../models/manifest.ts';
+import { createProgressBar } from '../models/progress.ts';
 import { REPO_ROOT, writeSyntheticModel } from '../models/synthetic.ts';
 
 const { positionals, values } = parseArgs({ allowPositionals: true, options: { seed: { type: 'string' } } });
@@ -20,9 +21,11 @@ const out = positionals[1] ?? join(REPO_ROOT, 'models', 'cache', entry.file);
 const ac = new AbortController();
 process.once('SIGINT', () => ac.abort());
 const started = performance.now();
+const bar = createProgressBar({ label: name });
 const result = await writeSyntheticModel(name as SyntheticName, out, {
   seed: values.seed === undefined ? 0 : Number(values.seed),
   signal: ac.signal,
-});
+  onProgress: (p) => bar.update({ received: p.written, total: p.total }),
+}).finally(() => bar.done());
 const secs = ((performance.now() - started) / 1000).toFixed(1);
 console.log(`${result.path}\n  bytes  ${result.bytes}\n  sha256 ${result.sha256}\n  ${secs} s`);
