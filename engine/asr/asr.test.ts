@@ -168,6 +168,22 @@ describe('WhisperModel', () => {
     expect(again).toEqual(first);
   }, 120_000);
 
+  it('survives aborts at any point of a run (encoder, decoder, DTW)', async () => {
+    // Node-level aborts are armed only inside the encoder: an abort that landed in the DTW pass
+    // would hit a whisper.cpp assertion and kill the process. Spread aborts over a whole run.
+    for (const at of [0.1, 0.5, 0.8, 0.9, 0.97]) {
+      const ac = new AbortController();
+      const timer = setTimeout(() => ac.abort(), Math.round(firstRunMs * at));
+      const outcome = await model.transcribe(jfk, GREEDY, { signal: ac.signal }).then(
+        (r) => r,
+        (e: unknown) => (e as EngineError).code,
+      );
+      clearTimeout(timer);
+      if (typeof outcome === 'string') expect(outcome).toBe('ABORTED');
+      else expect(outcome).toEqual(first); // finished before the signal fired
+    }
+  }, 180_000);
+
   it('rejects an already-aborted signal without starting, and removes its listener after a run', async () => {
     const ac = new AbortController();
     ac.abort();

@@ -236,7 +236,7 @@ std::vector<float> CopySamples(const Napi::Value& v) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Model header: read before loading so that dtw:'auto' can pick the alignment-head preset.
+// Model file: checked before whisper.cpp loads it; its header also lets dtw:'auto' pick a preset.
 
 struct GgmlHeader {
   int32_t n_vocab, n_audio_ctx, n_audio_state, n_audio_head, n_audio_layer;
