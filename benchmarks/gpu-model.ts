@@ -23,6 +23,8 @@ import { lineChart, type Series } from './lib/svg.ts';
 
 interface Case {
   name: string;
+  /** For the chart's legend (190 px wide). */
+  short: string;
   encMs: number;
   decMsPerToken: number;
   measuredParallelSpeedup?: number;
@@ -31,6 +33,7 @@ interface Case {
 const cases: Case[] = [
   {
     name: 'whisper.cpp RTX 5090 (anchor)',
+    short: '5090 anchor',
     encMs: ANCHORS.whisperCppRtx5090.encMs,
     decMsPerToken: ANCHORS.whisperCppRtx5090.decMsPerToken,
   },
@@ -45,6 +48,7 @@ for (const f of readdirSync(RESULTS_DIR).filter((f) => /^gpu-.*\.json$/.test(f) 
   if (r.dryRun || !r.analyticalModel) continue;
   cases.push({
     name: `${r.gpu?.name ?? 'GPU'} ${r.model ?? ''} (measured)`,
+    short: (r.gpu?.name ?? 'GPU').replace(/^NVIDIA /, '').slice(0, 12),
     encMs: r.analyticalModel.encMsPerWindow,
     decMsPerToken: r.analyticalModel.decMsPerToken,
     measuredParallelSpeedup: r.analyticalModel.parallelSpeedup,
@@ -94,9 +98,9 @@ const path = writeResult('gpu-model', {
 
 const series: Series[] = [];
 for (const c of analysis) {
-  series.push({ name: `${c.name.slice(0, 26)}: all`, points: c.bySpeedup.map((b) => [b.speedup, b.secPerHour]) });
+  series.push({ name: `${c.short}: all ×s`, points: c.bySpeedup.map((b) => [b.speedup, b.secPerHour]) });
   series.push({
-    name: `${c.name.slice(0, 26)}: dec batched`,
+    name: `${c.short}: decoder ×B`,
     points: SPEEDUPS.map((b) => [b, round(c.encoderSecPerHour + c.decoderSecPerHour / b, 2)]),
   });
 }

@@ -25,7 +25,7 @@
  * Writes benchmarks/results/vs-nodejs-whisper.json and .svg.
  */
 import { type ChildProcess, fork, spawnSync } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, readFileSync } from 'node:fs';
+import { closeSync, copyFileSync, cpSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -82,15 +82,19 @@ function buildLikeThePackage(): number | undefined {
   const cwd = join(pkgDir, 'cpp/whisper.cpp');
   if (existsSync(join(cwd, 'build/bin/whisper-cli'))) return undefined;
   const env = { ...process.env, CMAKE_BUILD_PARALLEL_LEVEL: '2' };
+  const buildLog = join(CACHE_DIR, 'nodejs-whisper-build.log');
+  const logFd = openSync(buildLog, 'w');
   const t0 = performance.now();
   for (const args of [
     ['-B', 'build'],
     ['--build', 'build', '--config', 'Release'],
   ]) {
-    console.log(`nodejs-whisper build: (cd ${cwd} && cmake ${args.join(' ')})`);
-    const r = spawnSync('cmake', args, { cwd, env, stdio: ['ignore', 'ignore', 'inherit'] });
-    if (r.status !== 0) throw new Error(`cmake ${args.join(' ')} failed in ${cwd} (${r.status ?? r.error})`);
+    console.log(`nodejs-whisper build: (cd ${cwd} && cmake ${args.join(' ')}) > ${buildLog}`);
+    const r = spawnSync('cmake', args, { cwd, env, stdio: ['ignore', logFd, logFd] });
+    if (r.status !== 0)
+      throw new Error(`cmake ${args.join(' ')} failed in ${cwd} (${r.status ?? r.error}): see ${buildLog}`);
   }
+  closeSync(logFd);
   return performance.now() - t0;
 }
 const buildMs = buildLikeThePackage();
