@@ -21,7 +21,7 @@
  * Runs are interleaved (cli, ours-cold, ours-warm, cli, …) after one discarded warm-up round, so a
  * change of load on this shared machine hits every side alike; ratios are taken pair by pair.
  *
- *   node_modules/.bin/node benchmarks/cpu-vs-cli.ts [--runs 5] [--threads 2] [--long-seconds 120]
+ *   node_modules/.bin/node benchmarks/cpu-vs-cli.ts [--runs 5] [--threads 1] [--long-seconds 120]
  *       [--clips jfk,long]
  * Writes benchmarks/results/cpu-vs-cli.json and cpu-vs-cli.svg.
  */
@@ -42,7 +42,10 @@ import { parseCliJson, parseTimings, timedRun } from './lib/whisper-timings.ts';
 const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '5' },
-    threads: { type: 'string', default: '2' },
+    // 1 by default: on these shared 2-core machines (load average ≈ 10 from other work) two OpenMP threads
+    // stall at every graph barrier while the other is descheduled — whisper-cli on jfk: 2.0 s with -t 1,
+    // 2.6–3.2 s with -t 2. Both sides always get the same count.
+    threads: { type: 'string', default: '1' },
     'long-seconds': { type: 'string', default: '120' },
     clips: { type: 'string', default: 'jfk,long' },
   },

@@ -267,6 +267,12 @@ const model = {
   speedupNeededFor20: round(speedupNeeded({ encMs, decMsPerToken: decMs }, TARGETS.first), 1),
   speedupNeededFor4: round(speedupNeeded({ encMs, decMsPerToken: decMs }, TARGETS.second), 1),
   shareOfDecoder: round((100 * decMs) / (encMs + 100 * decMs), 3),
+  // Measured end to end through the addon rather than modelled: 120 × the best ms per window (with
+  // the tokens per window it actually decoded, not 100).
+  addonMeasuredSecPerHour: parallel
+    ? round((120 * Math.min(...parallel.levels.map((l) => l.msPerWindow))) / 1000, 1)
+    : null,
+  addonTokensPerWindow: parallel?.tokensPerWindow ?? null,
 };
 const anchor5090 = secondsPerAudioHour(ANCHORS.whisperCppRtx5090);
 const device = CPU ? 'cpu-dryrun' : (gpu?.name ?? 'gpu').toLowerCase().replace(/[^a-z0-9]+/g, '-');
