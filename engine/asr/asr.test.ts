@@ -341,6 +341,26 @@ describe('detectSpeechWhisperVad', () => {
     expect(prevEnd).toBeLessThanOrEqual(11);
   });
 
+  it(
+    'stops at an abort mid-way through long audio',
+    async () => {
+      const long = new Float32Array(jfk.length * 120); // 22 minutes
+      for (let i = 0; i < 120; i++) long.set(jfk, i * jfk.length);
+      const ac = new AbortController();
+      let firedAt = 0;
+      const timer = setTimeout(() => {
+        firedAt = performance.now();
+        ac.abort();
+      }, 50);
+      const code = await codeOf(detectSpeechWhisperVad(long, fixture('sileroGgml'), {}, { signal: ac.signal }));
+      clearTimeout(timer);
+      expect(code).toBe('ABORTED');
+      expect(firedAt).toBeGreaterThan(0);
+      expect(performance.now() - firedAt).toBeLessThan(1000);
+    },
+    SLOW,
+  );
+
   it('MODEL_LOAD_FAILED for a missing VAD model', async () => {
     expect(await codeOf(detectSpeechWhisperVad(jfk, join(tmp, 'no-vad.bin')))).toBe('MODEL_LOAD_FAILED');
   });
