@@ -94,8 +94,10 @@ afterAll(async () => {
 });
 
 describe('planConcurrency', () => {
-  it('fills the CPU cores with jobs of min(4, cores) threads', () => {
-    expect(planConcurrency({ backend: 'cpu', cores: 2 })).toEqual({ concurrency: 1, threadsPerJob: 2 });
+  it('fills the CPU cores with up to 4 states, then with threads', () => {
+    expect(planConcurrency({ backend: 'cpu', cores: 1 })).toEqual({ concurrency: 1, threadsPerJob: 1 });
+    expect(planConcurrency({ backend: 'cpu', cores: 2 })).toEqual({ concurrency: 2, threadsPerJob: 1 });
+    expect(planConcurrency({ backend: 'cpu', cores: 6 })).toEqual({ concurrency: 4, threadsPerJob: 1 });
     expect(planConcurrency({ backend: 'cpu', cores: 16 })).toEqual({ concurrency: 4, threadsPerJob: 4 });
     expect(planConcurrency({ backend: 'cpu', cores: 16, threads: 2 })).toEqual({ concurrency: 8, threadsPerJob: 2 });
     expect(planConcurrency({ backend: 'cpu', cores: 16, concurrency: 3 })).toEqual({
