@@ -20,8 +20,7 @@ export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): 
       last = now;
       shown = true;
       const f = fraction === undefined ? undefined : Math.min(1, Math.max(0, fraction));
-      const bar =
-        f === undefined ? ' '.repeat(WIDTH) : '█'.repeat(Math.round(f * WIDTH)).padEnd(WIDTH, '░');
+      const bar = f === undefined ? ' '.repeat(WIDTH) : '█'.repeat(Math.round(f * WIDTH)).padEnd(WIDTH, '░');
       const pct = f === undefined ? '    ' : `${String(Math.round(f * 100)).padStart(3)}%`;
       stream.write(`\r\x1b[2K${label.padEnd(8)} ${bar} ${pct} ${detail}`);
     },

@@ -24,6 +24,7 @@ const USAGE = `usage: transcribe <file-or-url> [options]
   --no-vad                give the whole file to whisper.cpp (no speech windows)
   --max-duration SEC      refuse media longer than this (default 14400)
   --models-dir DIR        model cache directory
+  --offline               never download a model; fail with MODEL_NOT_AVAILABLE instead
   -h, --help`;
 
 const FORMATS = new Set<CaptionFormat>(['json', 'vtt', 'srt', 'txt']);
@@ -58,7 +59,8 @@ export async function main(argv: string[]): Promise<number> {
   try {
     const { values, source } = args;
     const model = await resolveModel(values.model ?? DEFAULT_MODEL, {
-      ...(values['models-dir'] === undefined ? {} : { cacheDir: values['models-dir'] }),
+      cacheDir: values['models-dir'],
+      download: !values.offline,
       signal: abort.signal,
       onProgress: ({ received, total }) =>
         bar.update('model', total ? received / total : undefined, `${(received / 1e6).toFixed(0)} MB`),
@@ -128,6 +130,7 @@ function parse(argv: string[]) {
       'no-vad': { type: 'boolean' },
       'max-duration': { type: 'string' },
       'models-dir': { type: 'string' },
+      offline: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });

@@ -7,17 +7,16 @@
  * The CLI, the API and the workers all call this same function. The engine knows
  * nothing of HTTP servers, queues, databases or the environment: callers pass options.
  */
-import { access, constants } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { type LoadOptions, WhisperModel } from './asr/index.ts';
 import { type DecodeOptions, decodeStream, decodeToPcm } from './decode/index.ts';
-import { EngineError, throwIfAborted } from './errors.ts';
+import { throwIfAborted } from './errors.ts';
 import { type PipelineOptions, transcribeStream } from './pipeline/index.ts';
 import { SafeFetcher, type SourcePolicy } from './source/index.ts';
 import type { AsrOptions, RunOptions, Transcript } from './types.ts';
 
-export { EngineError, isEngineError, ERROR_CODES } from './errors.ts';
 export type { EngineErrorCode } from './errors.ts';
+export { EngineError, ERROR_CODES, isEngineError } from './errors.ts';
 export type * from './types.ts';
 
 /** Where media comes from: a local path, a public https URL, or bytes already in hand. */
@@ -67,17 +66,10 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
         : openMedia({ path: source }, run);
     }
     if ('stream' in source) return source.stream;
-    if ('path' in source) {
-      try {
-        await access(source.path, constants.R_OK);
-      } catch (cause) {
-        throw new EngineError('SOURCE_NOT_FOUND', `Cannot read ${source.path}.`, { cause });
-      }
-      return { path: source.path };
-    }
+    if ('path' in source) return { path: source.path }; // decode checks it (SOURCE_NOT_FOUND, EMPTY_MEDIA)
     const opened = await fetcher.open(source.url, {
       policy: options.sourcePolicy ?? { mode: 'public' },
-      ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes }),
+      maxBytes: options.maxBytes,
       ...run,
     });
     return opened.body;
@@ -89,9 +81,9 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       throwIfAborted(run.signal, 'transcription');
       const input = await openMedia(source, run);
       const decode: DecodeOptions = {
-        ...(options.ffmpegPath === undefined ? {} : { ffmpegPath: options.ffmpegPath }),
-        ...(options.maxDurationSec === undefined ? {} : { maxDurationSec: options.maxDurationSec }),
-        ...(options.decodeTimeoutMs === undefined ? {} : { timeoutMs: options.decodeTimeoutMs }),
+        ffmpegPath: options.ffmpegPath,
+        maxDurationSec: options.maxDurationSec,
+        timeoutMs: options.decodeTimeoutMs,
         ...run,
       };
       const threads = asr.threads ?? options.threads;
