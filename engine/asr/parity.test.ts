@@ -156,8 +156,11 @@ async function compare(wav: string, language: string): Promise<number> {
   let nTokens = 0;
   cli.transcription.forEach((cseg, i) => {
     const seg = ours.segments[i]!;
-    expect(Math.round(seg.start * 1000), `segment ${i} start`).toBe(cseg.offsets.from);
-    expect(Math.round(seg.end * 1000), `segment ${i} end`).toBe(cseg.offsets.to);
+    // Our segments are clamped to the audio (whisper.cpp's last timestamp can point past it);
+    // the raw token times below are compared unclamped.
+    const endMs = Math.round(ours.duration * 100) * 10; // whisper.cpp times are centiseconds
+    expect(Math.round(seg.start * 1000), `segment ${i} start`).toBe(Math.min(cseg.offsets.from, endMs));
+    expect(Math.round(seg.end * 1000), `segment ${i} end`).toBe(Math.min(cseg.offsets.to, endMs));
     expect(seg.text).toBe(cseg.text.trim());
 
     const merged = mergeLikeCli(ours.tokens![i]!);
@@ -180,18 +183,18 @@ async function compare(wav: string, language: string): Promise<number> {
 describe('parity with whisper-cli (same source, same parameters)', () => {
   it('jfk.wav: same tokens, timestamps, DTW times and text', async () => {
     expect(await compare(fixture('jfk'), 'en')).toBeGreaterThan(0);
-  }, 180_000);
+  }, 240_000);
 
   it('jfk.wav with language auto-detection: same language and tokens', async () => {
     expect(await compare(fixture('jfk'), 'auto')).toBeGreaterThan(0);
-  }, 180_000);
+  }, 240_000);
 
   it('a LibriVox clip (16 kHz): same tokens, timestamps, DTW times and text', async () => {
     expect(await compare(fixture('librivox'), 'en')).toBeGreaterThan(0);
-  }, 180_000);
+  }, 240_000);
 
   it('an LJSpeech clip resampled to 16 kHz: same tokens, timestamps, DTW times and text', async () => {
     const wav = toWav16k(fixture('ljspeech'), join(tmp, 'lj16k.wav'));
     expect(await compare(wav, 'en')).toBeGreaterThan(0);
-  }, 180_000);
+  }, 240_000);
 });

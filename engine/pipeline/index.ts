@@ -60,11 +60,15 @@ export interface ConcurrencyPlan {
 
 /**
  * How many windows to decode at once, and with how many threads each.
- * - CPU: whisper.cpp's own default of min(4, cores) threads per job, and as many jobs as fill the
- *   cores: max(1, floor(cores / threads)). A caller that fixes one of the two gets the other derived.
+ * - CPU: whisper_states first, up to 4, then threads: concurrency = min(4, cores), threads =
+ *   floor(cores / concurrency). Independent states scale almost linearly while ggml's threads meet at
+ *   a barrier on every op; on the 2-core development machine 2 states × 1 thread decoded 7× faster
+ *   than 1 state × 2 threads under load (benchmarks/results/long-audio-synthetic-tiny.json). The cap
+ *   of 4 bounds memory (a large-v3 state holds ~0.5 GB of KV cache and buffers). A caller that fixes
+ *   one of the two gets the other derived from the cores.
  * - GPU: the model's compute runs on the device; 2 states in flight keep it busy while the CPU side of
- *   one window (mel, sampling) runs, and each state costs VRAM for its KV cache — larger counts are
- *   for benchmarks to justify. Threads per job: min(4, floor(cores / jobs)).
+ *   one window (mel, sampling) runs, and each state costs VRAM — larger counts are for a GPU benchmark
+ *   to justify. Threads per job: min(4, floor(cores / jobs)).
  */
 export function planConcurrency(o: {
   backend: 'cpu' | 'cuda';
@@ -87,8 +91,11 @@ export function planConcurrency(o: {
   if (fixed !== undefined) {
     return { concurrency: fixed, threadsPerJob: o.threads ?? Math.max(1, Math.floor(cores / fixed)) };
   }
-  const threadsPerJob = o.threads ?? Math.min(4, cores);
-  return { concurrency: Math.max(1, Math.floor(cores / threadsPerJob)), threadsPerJob };
+  if (o.threads !== undefined) {
+    return { concurrency: Math.max(1, Math.floor(cores / o.threads)), threadsPerJob: o.threads };
+  }
+  const concurrency = Math.min(4, cores);
+  return { concurrency, threadsPerJob: Math.max(1, Math.floor(cores / concurrency)) };
 }
 
 /** Hands out fixed 30 s windows when VAD is off. */

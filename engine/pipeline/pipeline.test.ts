@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AsrOptions, Progress, RunOptions, Segment } from '../types.ts';
 import { SileroVad } from '../vad/silero.ts';
-import { fixture, longAudio, readPcm } from '../vad/test-support.ts';
+import { fixture, longAudio, readPcm, rng } from '../vad/test-support.ts';
+import { WhisperCppVad } from '../vad/whisper-vad.ts';
 import { type PipelineModel, planConcurrency, transcribeStream } from './index.ts';
 
 interface Call {
@@ -94,8 +95,10 @@ afterAll(async () => {
 });
 
 describe('planConcurrency', () => {
-  it('fills the CPU cores with jobs of min(4, cores) threads', () => {
-    expect(planConcurrency({ backend: 'cpu', cores: 2 })).toEqual({ concurrency: 1, threadsPerJob: 2 });
+  it('fills the CPU cores with up to 4 states, then with threads', () => {
+    expect(planConcurrency({ backend: 'cpu', cores: 1 })).toEqual({ concurrency: 1, threadsPerJob: 1 });
+    expect(planConcurrency({ backend: 'cpu', cores: 2 })).toEqual({ concurrency: 2, threadsPerJob: 1 });
+    expect(planConcurrency({ backend: 'cpu', cores: 6 })).toEqual({ concurrency: 4, threadsPerJob: 1 });
     expect(planConcurrency({ backend: 'cpu', cores: 16 })).toEqual({ concurrency: 4, threadsPerJob: 4 });
     expect(planConcurrency({ backend: 'cpu', cores: 16, threads: 2 })).toEqual({ concurrency: 8, threadsPerJob: 2 });
     expect(planConcurrency({ backend: 'cpu', cores: 16, concurrency: 3 })).toEqual({
@@ -108,13 +111,20 @@ describe('planConcurrency', () => {
 });
 
 describe('transcribeStream', () => {
-  it('never calls the model when there is no speech', async () => {
+  it('never calls the model when there is no speech (silence, noise, tone, room tone)', async () => {
     const model = new RecordingModel();
     const silence = new Float32Array(16000 * 30);
     const t = await transcribeStream(chunks(silence), model, {}, {});
     expect(t).toEqual({ language: 'und', duration: 30, segments: [] });
     expect(model.calls).toHaveLength(0);
     expect(model.detections).toBe(0);
+    // Loud white noise and a pure tone: not speech either.
+    const rand = rng(8);
+    const noise = Float32Array.from({ length: 16000 * 20 }, () => (rand() - 0.5) * 0.8);
+    const tone = Float32Array.from({ length: 16000 * 20 }, (_, i) => 0.5 * Math.sin((2 * Math.PI * 220 * i) / 16000));
+    for (const pcm of [noise, tone]) {
+      expect((await transcribeStream(chunks(pcm), model, { vad: { detector: vad } })).segments).toEqual([]);
+    }
     const empty = await readPcm(fixture('speech/multilingual/empty.wav'));
     const t2 = await transcribeStream(chunks(empty), model, { language: 'fr', vad: { detector: vad } });
     expect(t2.language).toBe('fr');
@@ -155,6 +165,18 @@ describe('transcribeStream', () => {
     expect(model.maxInFlight).toBeGreaterThan(1);
     expect(progress.some((p) => p.stage === 'vad')).toBe(true);
     expect(progress.filter((p) => p.stage === 'asr').at(-1)).toMatchObject({ fraction: 1 });
+  });
+
+  it("runs with whisper.cpp's VAD as the detector", async () => {
+    const model = new RecordingModel();
+    const detector = new WhisperCppVad(fixture('vad/silero-v6.2.0-ggml.bin'), { blockSec: 20 });
+    const audio = longAudio({ durationSec: 90, clips: [jfk, es], gapSec: [4, 6], seed: 5 });
+    const t = await transcribeStream(audio, model, { language: 'en', concurrency: 2, vad: { detector } });
+    // One window per clip: 90 s holds at least five clips with their gaps.
+    expect(model.calls.length).toBeGreaterThanOrEqual(5);
+    const offsets = t.segments.map((s) => s.start);
+    expect(offsets).toEqual([...offsets].sort((a, b) => a - b));
+    for (const c of model.calls) expect(c.samples / 16000).toBeLessThanOrEqual(30);
   });
 
   it('uses the hint without detecting, and decodes everything when VAD is off', async () => {
