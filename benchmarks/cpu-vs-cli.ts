@@ -10,15 +10,18 @@
  * with the input).
  *
  * What each measured wall time includes:
- *   cli         whisper-cli process: exec + model load + reading the wav + transcription + writing JSON.
- *   ours-cold   a fresh Node process (lib/ours-cold.ts): Node start + imports + WhisperModel.load +
- *               ffmpeg decode (engine/decode) + transcribe + close. Like for like with `cli`.
- *   ours-warm   transcribe() on a model loaded once, PCM already in memory: the engine's steady state.
- *               Set against cli-inside = whisper-cli's own `total time − load time`, its transcription.
- * Model load is reported on its own for both (ours: WhisperModel.load in the cold process; cli: its
- * `load time`).
+ *   cli          whisper-cli process: exec + model load + reading the wav + transcription + writing JSON.
+ *   engine-cold  the full engine path in a fresh Node process (lib/engine-cold.ts): Node start + imports +
+ *                createEngine (model load) + engine.transcribe({path}) (ffmpeg decode + whisper.cpp) +
+ *                close, with `vad: false` (the whole file in one whisper.cpp call, as whisper-cli does).
+ *                Like for like with `cli`; its transcribe part against cli-inside as well.
+ *   addon-warm   WhisperModel.transcribe() on a model loaded once, PCM already in memory: the engine's
+ *                steady state. Set against cli-inside = whisper-cli's own `total time − load time`.
+ * Model load is reported on its own for both (ours: createEngine in the cold process; cli: its
+ * `load time`). The CLI (bin/transcribe.js) is not the cold side: it cannot turn temperature fallback
+ * off, and with random weights fallback multiplies the decoding work.
  *
- * Runs are interleaved (cli, ours-cold, ours-warm, cli, …) after one discarded warm-up round, so a
+ * Runs are interleaved (cli, engine-cold, addon-warm, cli, …) after one discarded warm-up round, so a
  * change of load on this shared machine hits every side alike; ratios are taken pair by pair.
  *
  *   node_modules/.bin/node benchmarks/cpu-vs-cli.ts [--runs 5] [--threads 1] [--long-seconds 120]
@@ -94,7 +97,7 @@ async function runCli(clip: Clip) {
 interface ColdOut {
   startupMs: number;
   loadMs: number;
-  decodeMs: number;
+  /** engine.transcribe({path}): ffmpeg decode + whisper.cpp. */
   transcribeMs: number;
   closeMs: number;
   text: string;
@@ -102,8 +105,8 @@ interface ColdOut {
 
 async function runCold(clip: Clip) {
   const job = JSON.stringify({ model: modelPath, wav: clip.path, load: LOAD, opts: OPTS });
-  const r = await timedRun(process.execPath, [join(BENCH_DIR, 'lib/ours-cold.ts'), job], { cwd: REPO_ROOT });
-  if (r.code !== 0) throw new Error(`ours-cold exited with ${r.code}: ${r.stderr.slice(-2000)}`);
+  const r = await timedRun(process.execPath, [join(BENCH_DIR, 'lib/engine-cold.ts'), job], { cwd: REPO_ROOT });
+  if (r.code !== 0) throw new Error(`engine-cold exited with ${r.code}: ${r.stderr.slice(-2000)}`);
   const out = JSON.parse(r.stdout.trim().split('\n').at(-1) ?? '') as ColdOut;
   return { wallMs: r.wallMs, ...out };
 }
@@ -137,7 +140,7 @@ async function measureClip(clip: Clip) {
     warmRuns.push(c.ms);
     console.log(
       `run ${i + 1}: cli ${a.wallMs.toFixed(0)} ms (inside ${a.insideMs.toFixed(0)}), ` +
-        `ours-cold ${b.wallMs.toFixed(0)} ms (transcribe ${b.transcribeMs.toFixed(0)}), ours-warm ${c.ms.toFixed(0)} ms`,
+        `engine-cold ${b.wallMs.toFixed(0)} ms (transcribe ${b.transcribeMs.toFixed(0)}), addon-warm ${c.ms.toFixed(0)} ms`,
     );
   }
   await model.close();
@@ -154,20 +157,19 @@ async function measureClip(clip: Clip) {
       cliWall: summarize(cliWall),
       cliLoad: summarize(cliRuns.map((r) => r.loadMs)),
       cliInside: summarize(cliInside),
-      oursColdWall: summarize(coldWall),
-      oursColdStartup: summarize(coldRuns.map((r) => r.startupMs)),
-      oursColdLoad: summarize(coldRuns.map((r) => r.loadMs)),
-      oursColdDecode: summarize(coldRuns.map((r) => r.decodeMs)),
-      oursColdTranscribe: summarize(coldTranscribe),
-      oursWarmTranscribe: summarize(warmRuns),
+      engineColdWall: summarize(coldWall),
+      engineColdStartup: summarize(coldRuns.map((r) => r.startupMs)),
+      engineColdLoad: summarize(coldRuns.map((r) => r.loadMs)),
+      engineColdTranscribe: summarize(coldTranscribe),
+      addonWarmTranscribe: summarize(warmRuns),
     },
     ratios: {
       /** Whole process against whole process. */
-      coldWallOverCliWall: ratio(coldWall, cliWall),
+      engineColdWallOverCliWall: ratio(coldWall, cliWall),
       /** Engine steady state against whisper-cli's own transcription time: the ≤ 1.03 target. */
-      warmOverCliInside: ratio(warmRuns, cliInside),
-      /** The same, with our transcribe timed inside the cold process. */
-      coldTranscribeOverCliInside: ratio(coldTranscribe, cliInside),
+      addonWarmOverCliInside: ratio(warmRuns, cliInside),
+      /** engine.transcribe({path}) (ffmpeg decode + whisper.cpp) in the cold process against cli-inside. */
+      engineTranscribeOverCliInside: ratio(coldTranscribe, cliInside),
     },
   };
 }
@@ -190,10 +192,12 @@ try {
     includes: {
       cliWall: 'whisper-cli process: exec + model load + reading the wav + transcription + writing JSON',
       cliInside: "whisper-cli's own 'total time' minus its 'load time' (wav read + mel + encode + decode)",
-      oursColdWall: 'fresh Node process: start + imports + WhisperModel.load + ffmpeg decode + transcribe + close',
-      oursWarmTranscribe: 'WhisperModel.transcribe on a loaded model, PCM in memory',
+      engineColdWall:
+        'fresh Node process: start + imports + createEngine (model load) + engine.transcribe({path}) (ffmpeg decode + whisper.cpp, vad: false) + close',
+      engineColdTranscribe: 'engine.transcribe({path}) inside that process: ffmpeg decode + whisper.cpp',
+      addonWarmTranscribe: 'WhisperModel.transcribe on a loaded model, PCM in memory',
     },
-    target: 'ours-warm / cli-inside ≤ 1.03',
+    target: 'addon-warm / cli-inside ≤ 1.03',
     results,
   });
   const m = machine();
@@ -206,9 +210,9 @@ try {
         bars: [
           { label: 'whisper-cli wall', ...r.ms.cliWall },
           {
-            label: 'ours cold process wall',
-            ...r.ms.oursColdWall,
-            note: `${r.ms.oursColdWall.median} ms (×${r.ratios.coldWallOverCliWall.pairs.median})`,
+            label: 'engine cold process wall',
+            ...r.ms.engineColdWall,
+            note: `${r.ms.engineColdWall.median} ms (×${r.ratios.engineColdWallOverCliWall.pairs.median})`,
           },
         ],
       },
@@ -217,12 +221,17 @@ try {
         bars: [
           { label: 'whisper-cli total − load', ...r.ms.cliInside },
           {
-            label: 'ours transcribe (warm)',
-            ...r.ms.oursWarmTranscribe,
-            note: `${r.ms.oursWarmTranscribe.median} ms (×${r.ratios.warmOverCliInside.pairs.median})`,
+            label: 'addon transcribe (warm)',
+            ...r.ms.addonWarmTranscribe,
+            note: `${r.ms.addonWarmTranscribe.median} ms (×${r.ratios.addonWarmOverCliInside.pairs.median})`,
+          },
+          {
+            label: 'engine decode + transcribe',
+            ...r.ms.engineColdTranscribe,
+            note: `${r.ms.engineColdTranscribe.median} ms (×${r.ratios.engineTranscribeOverCliInside.pairs.median})`,
           },
           { label: 'model load: whisper-cli', ...r.ms.cliLoad },
-          { label: 'model load: ours', ...r.ms.oursColdLoad },
+          { label: 'model load: createEngine', ...r.ms.engineColdLoad },
         ],
       },
     ]),
@@ -235,9 +244,9 @@ try {
   console.log(`\nwrote ${path}`);
   for (const r of results) {
     console.log(
-      `${r.clip.name}: warm/cli-inside ${r.ratios.warmOverCliInside.pairs.median} ` +
-        `[${r.ratios.warmOverCliInside.pairs.p25}–${r.ratios.warmOverCliInside.pairs.p75}], ` +
-        `cold/cli wall ${r.ratios.coldWallOverCliWall.pairs.median}, same text: ${r.sameText}`,
+      `${r.clip.name}: addon-warm/cli-inside ${r.ratios.addonWarmOverCliInside.pairs.median} ` +
+        `[${r.ratios.addonWarmOverCliInside.pairs.p25}–${r.ratios.addonWarmOverCliInside.pairs.p75}], ` +
+        `engine-cold/cli wall ${r.ratios.engineColdWallOverCliWall.pairs.median}, same text: ${r.sameText}`,
     );
   }
 } finally {
