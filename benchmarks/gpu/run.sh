@@ -14,6 +14,8 @@
 #        [--jobs N] [--out DIR] [--cpu] [--quick] [-- extra bench.ts args]
 #   --cpu    dry run without a GPU: CPU build (addon into build/addon/), tools run with -ng
 #   --quick  fewer runs/levels (for a dry run)
+#   --build-only  stop after the build and the model (a tool with a per-command time limit can then run
+#                 the measurements in a second call; the work dir keeps the build and the model)
 # Results: benchmarks/results/gpu-<device>-<model>.{json,svg}, copied to --out (e.g. $OUT) when given.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -25,6 +27,7 @@ jobs="$(nproc)"
 out=""
 cpu=0
 quick=0
+build_only=0
 extra=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -36,6 +39,7 @@ while [[ $# -gt 0 ]]; do
     --out) out="$2"; shift 2 ;;
     --cpu) cpu=1; shift ;;
     --quick) quick=1; shift ;;
+    --build-only) build_only=1; shift ;;
     --) shift; extra=("$@"); break ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -80,7 +84,11 @@ if [[ $cpu -eq 1 ]]; then
 else
   variant=cuda
   addon_out="$repo/build/addon-cuda"
-  command -v nvcc >/dev/null || for d in /usr/local/cuda/bin /usr/local/cuda-*/bin; do [[ -x "$d/nvcc" ]] && PATH="$d:$PATH" && break; done
+  if ! command -v nvcc >/dev/null; then
+    for d in /usr/local/cuda/bin /usr/local/cuda-*/bin; do
+      if [[ -x "$d/nvcc" ]]; then PATH="$d:$PATH"; break; fi
+    done
+  fi
   command -v nvcc >/dev/null || die "nvcc not found (PATH, /usr/local/cuda/bin)"
   cublas="$(find /usr/local/cuda*/ /usr/lib/x86_64-linux-gnu "${CUDA_HOME:-/nonexistent}" -name 'libcublas.so*' 2>/dev/null | head -1 || true)"
   [[ -n "$cublas" ]] || die "cuBLAS (libcublas.so) not found: ggml's CUDA backend links it"
@@ -115,6 +123,8 @@ cli_bin="$addon_out/bin/whisper-cli"
 model_path="$work/models/ggml-$model.bin"
 log "model $model → $model_path"
 "$node" "$repo/benchmarks/gpu/gen-model.ts" "$model" "$model_path" "$bundle/fixtures"
+
+[[ $build_only -eq 1 ]] && { log "build only: done"; exit 0; }
 
 # 4. Measure ------------------------------------------------------------------------------------------
 args=(--bench "$bench_bin" --cli "$cli_bin" --model "$model_path" --model-name "$model" --wav "$bundle/fixtures/jfk.wav"
