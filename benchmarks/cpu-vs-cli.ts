@@ -26,7 +26,7 @@
  *
  *   node_modules/.bin/node benchmarks/cpu-vs-cli.ts [--runs 5] [--threads 1] [--long-seconds 120]
  *       [--clips jfk,long]
- * Writes benchmarks/results/cpu-vs-cli.json and cpu-vs-cli.svg.
+ * Writes benchmarks/results/cpu-vs-cli-t<threads>.json and .svg.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -184,7 +184,7 @@ for (const c of values.clips.split(',')) {
 try {
   const results = [];
   for (const clip of clips) results.push(await measureClip(clip));
-  const path = writeResult('cpu-vs-cli', {
+  const path = writeResult(`cpu-vs-cli-t${THREADS}`, {
     model: 'synthetic-tiny',
     runs: RUNS,
     threads: THREADS,
@@ -240,7 +240,7 @@ try {
       `${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, Node ${m.node}; ${RUNS} interleaved runs per side, ${THREADS} threads; ×: pairwise median ratio ours/cli`,
     ],
   });
-  writeFile('cpu-vs-cli.svg', svg);
+  writeFile(`cpu-vs-cli-t${THREADS}.svg`, svg);
   console.log(`\nwrote ${path}`);
   for (const r of results) {
     console.log(
