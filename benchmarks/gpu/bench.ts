@@ -7,8 +7,9 @@
  *     steps), batched decode (5 tokens) and prompt (256 tokens); flash attention on and, unless --quick,
  *     off (the DTW configuration). N runs each, medians.
  *  2. whisper-cli on jfk.wav: the same split inside a real transcription (random weights: few tokens).
- *  3. The addon (if it is built and loads on this backend): W identical 30 s windows, one at a time and
- *     with 2, 4, 8 jobs at once on one loaded model (parallel whisper_states): wall time, speed-up.
+ *  3. The addon (if it is built and loads on this backend): W identical 30 s windows (one encoder pass
+ *     each: singleSegment), one at a time and with 2, 4, 8 jobs at once on one loaded model (parallel
+ *     whisper_states): wall time, speed-up, and s/audio-hour at the tokens per window it decoded.
  *  4. The analytical model: s/audio-hour = 120 × (enc + 100 × dec) / speed-up, against anchors and targets.
  *
  *   node benchmarks/gpu/bench.ts --bench PATH --cli PATH --model PATH --wav jfk.wav [--model-name NAME]
@@ -209,6 +210,9 @@ async function parallelStates() {
       temperatureIncrement: 0,
       wordTimestamps: false,
       rawTokens: true,
+      // Exactly one encoder pass per window: with random weights whisper.cpp's seek otherwise follows
+      // random timestamp tokens and makes a varying number of passes over the same 30 s.
+      singleSegment: true,
     };
     const first = await model.transcribe(win, opts); // warm-up: allocations, CUDA graphs
     const tokensPerWindow = (first.tokens ?? []).reduce((n, s) => n + s.length, 0);
@@ -257,6 +261,11 @@ const parallel = await parallelStates();
 const encMs = benchFa.encMsPerWindow.median;
 const decMs = benchFa.decMsPerToken.median;
 const bestSpeedup = Math.max(1, ...(parallel?.levels.map((l) => l.speedup) ?? [1]));
+const seqLevel = parallel?.levels.find((l) => l.concurrency === 1);
+const addonPerToken =
+  seqLevel && parallel && parallel.tokensPerWindow > 0
+    ? (seqLevel.msPerWindow - encMs) / parallel.tokensPerWindow
+    : undefined;
 const model = {
   formula: 's/audio-hour = 120 × (enc + 100 × dec) / 1000 / speed-up',
   encMsPerWindow: encMs,
@@ -273,6 +282,14 @@ const model = {
     ? round((120 * Math.min(...parallel.levels.map((l) => l.msPerWindow))) / 1000, 1)
     : null,
   addonTokensPerWindow: parallel?.tokensPerWindow ?? null,
+  // What a token costs inside whisper_full (decoder graph + logit filtering and sampling on the host),
+  // from the one-at-a-time level: (ms per window − whisper-bench's encoder) / tokens. whisper-bench's
+  // decoder figure leaves the host-side per-token work out; this puts it back.
+  addonMsPerTokenEffective: addonPerToken === undefined ? null : round(addonPerToken, 3),
+  addonSecPerHourAt100Tokens:
+    addonPerToken === undefined
+      ? null
+      : round(secondsPerAudioHour({ encMs, decMsPerToken: addonPerToken, speedup: bestSpeedup }), 1),
 };
 const anchor5090 = secondsPerAudioHour(ANCHORS.whisperCppRtx5090);
 const device = CPU ? 'cpu-dryrun' : (gpu?.name ?? 'gpu').toLowerCase().replace(/[^a-z0-9]+/g, '-');
