@@ -125,7 +125,7 @@ export function toErrorResponse(err: unknown): MappedError {
   }
   if (isEngineError(err)) {
     const statusCode = ENGINE_STATUS[err.code] ?? 500;
-    const body: ErrorBody = { statusCode, code: err.code, message: err.message };
+    const body: ErrorBody & Record<string, unknown> = { statusCode, code: err.code, message: err.message };
     if (Object.keys(err.details).length > 0) body.details = err.details;
     return { body, internal: statusCode >= 500 && statusCode !== 502 && statusCode !== 504 };
   }
@@ -138,6 +138,12 @@ export function toErrorResponse(err: unknown): MappedError {
         message: fe.message ?? 'Invalid request.',
         details: { issues: fe.validation.map((v) => ({ path: v.instancePath, message: v.message })) },
       },
+      internal: false,
+    };
+  }
+  if (fe?.code === 'FST_CSRF_INVALID_TOKEN' || fe?.code === 'FST_CSRF_MISSING_SECRET') {
+    return {
+      body: { statusCode: 403, code: 'CSRF_INVALID', message: 'Missing or invalid CSRF token (x-csrf-token).' },
       internal: false,
     };
   }
