@@ -34,7 +34,12 @@ describe('auth over http', () => {
   it('signs up with an httpOnly SameSite=Lax session cookie and a first active workspace', async () => {
     const c = new Client(t.app);
     const e = email();
-    const res = await c.request({ method: 'POST', url: '/api/auth/signup', csrf: true, payload: { email: e, password: PASSWORD } });
+    const res = await c.request({
+      method: 'POST',
+      url: '/api/auth/signup',
+      csrf: true,
+      payload: { email: e, password: PASSWORD },
+    });
     expect(res.statusCode).toBe(201);
     const cookie = res.cookies.find((k) => k.name === 'auth.session-token');
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/' });
@@ -66,7 +71,12 @@ describe('auth over http', () => {
 
   it('gives the same answer for an unknown email and a wrong password', async () => {
     const e = email();
-    await new Client(t.app).request({ method: 'POST', url: '/api/auth/signup', csrf: true, payload: { email: e, password: PASSWORD } });
+    await new Client(t.app).request({
+      method: 'POST',
+      url: '/api/auth/signup',
+      csrf: true,
+      payload: { email: e, password: PASSWORD },
+    });
     const wrong = await new Client(t.app).request({
       method: 'POST',
       url: '/api/auth/signin/email_password',
@@ -88,10 +98,19 @@ describe('auth over http', () => {
 
   it('refuses state-changing cookie requests without the CSRF token', async () => {
     const c = new Client(t.app);
-    const noToken = await c.request({ method: 'POST', url: '/api/auth/signup', payload: { email: email(), password: PASSWORD } });
+    const noToken = await c.request({
+      method: 'POST',
+      url: '/api/auth/signup',
+      payload: { email: email(), password: PASSWORD },
+    });
     expect(noToken.statusCode).toBe(403);
     expect(noToken.json().code).toBe('CSRF_INVALID');
-    await c.request({ method: 'POST', url: '/api/auth/signup', csrf: true, payload: { email: email(), password: PASSWORD } });
+    await c.request({
+      method: 'POST',
+      url: '/api/auth/signup',
+      csrf: true,
+      payload: { email: email(), password: PASSWORD },
+    });
     const forged = await c.request({
       method: 'POST',
       url: '/api/transcribe',
@@ -114,7 +133,12 @@ describe('auth over http', () => {
 
   it('signs in, signs out, and the old cookie stops working (revoked on the server)', async () => {
     const e = email();
-    await new Client(t.app).request({ method: 'POST', url: '/api/auth/signup', csrf: true, payload: { email: e, password: PASSWORD } });
+    await new Client(t.app).request({
+      method: 'POST',
+      url: '/api/auth/signup',
+      csrf: true,
+      payload: { email: e, password: PASSWORD },
+    });
     const c = new Client(t.app);
     const signin = await c.request({
       method: 'POST',
@@ -124,7 +148,12 @@ describe('auth over http', () => {
     });
     expect(signin.statusCode).toBe(200);
     const oldToken = c.cookies.get('auth.session-token')!;
-    const ok = await c.request({ method: 'POST', url: '/api/transcribe', csrf: true, payload: { sourceUrl: 'https://media.example.test/a.wav' } });
+    const ok = await c.request({
+      method: 'POST',
+      url: '/api/transcribe',
+      csrf: true,
+      payload: { sourceUrl: 'https://media.example.test/a.wav' },
+    });
     expect(ok.statusCode).toBe(200);
     const out = await c.request({ method: 'POST', url: '/api/auth/signout', csrf: true });
     expect(out.statusCode).toBe(200);
@@ -132,39 +161,83 @@ describe('auth over http', () => {
     // Replay the old cookie, as an attacker who copied it would.
     c.cookies.set('auth.session-token', oldToken);
     expect((await c.request({ url: '/api/auth/session' })).json()).toEqual({});
-    const after = await c.request({ method: 'POST', url: '/api/transcribe', csrf: true, payload: { sourceUrl: 'https://media.example.test/a.wav' } });
+    const after = await c.request({
+      method: 'POST',
+      url: '/api/transcribe',
+      csrf: true,
+      payload: { sourceUrl: 'https://media.example.test/a.wav' },
+    });
     expect(after.statusCode).toBe(401);
     expect(after.json()).toMatchObject({ statusCode: 401, code: 'UNAUTHENTICATED' });
   });
 
   it('treats an expired session as none (401)', async () => {
     const c = new Client(t.app);
-    await c.request({ method: 'POST', url: '/api/auth/signup', csrf: true, payload: { email: email(), password: PASSWORD } });
+    await c.request({
+      method: 'POST',
+      url: '/api/auth/signup',
+      csrf: true,
+      payload: { email: email(), password: PASSWORD },
+    });
     const userId = (await c.request({ url: '/api/auth/session' })).json().user.id;
     const token = newSessionToken();
-    await t.storage.createSession({ tokenHash: hashSessionToken(token), userId, expiresAt: new Date(Date.now() - 1000) });
+    await t.storage.createSession({
+      tokenHash: hashSessionToken(token),
+      userId,
+      expiresAt: new Date(Date.now() - 1000),
+    });
     c.cookies.set('auth.session-token', token);
-    const res = await c.request({ method: 'POST', url: '/api/transcribe', csrf: true, payload: { sourceUrl: 'https://media.example.test/a.wav' } });
+    const res = await c.request({
+      method: 'POST',
+      url: '/api/transcribe',
+      csrf: true,
+      payload: { sourceUrl: 'https://media.example.test/a.wav' },
+    });
     expect(res.statusCode).toBe(401);
   });
 
   it('answers 403 for a valid session on a gated resource (another user’s workspace)', async () => {
     const a = new Client(t.app);
     const b = new Client(t.app);
-    await a.request({ method: 'POST', url: '/api/auth/signup', csrf: true, payload: { email: email(), password: PASSWORD } });
-    await b.request({ method: 'POST', url: '/api/auth/signup', csrf: true, payload: { email: email(), password: PASSWORD } });
+    await a.request({
+      method: 'POST',
+      url: '/api/auth/signup',
+      csrf: true,
+      payload: { email: email(), password: PASSWORD },
+    });
+    await b.request({
+      method: 'POST',
+      url: '/api/auth/signup',
+      csrf: true,
+      payload: { email: email(), password: PASSWORD },
+    });
     const bWorkspace = (await b.request({ url: '/api/auth/session' })).json().user.activeWorkspaceId;
-    const res = await a.request({ method: 'PUT', url: '/api/workspaces/active', csrf: true, payload: { workspaceId: bWorkspace } });
+    const res = await a.request({
+      method: 'PUT',
+      url: '/api/workspaces/active',
+      csrf: true,
+      payload: { workspaceId: bWorkspace },
+    });
     expect(res.statusCode).toBe(403);
     expect(res.json().code).toBe('FORBIDDEN');
     const own = (await a.request({ url: '/api/auth/session' })).json().user.activeWorkspaceId;
-    const ok = await a.request({ method: 'PUT', url: '/api/workspaces/active', csrf: true, payload: { workspaceId: own } });
+    const ok = await a.request({
+      method: 'PUT',
+      url: '/api/workspaces/active',
+      csrf: true,
+      payload: { workspaceId: own },
+    });
     expect(ok.statusCode).toBe(200);
   });
 
   it('validates bodies into the one error shape', async () => {
     const c = new Client(t.app);
-    const res = await c.request({ method: 'POST', url: '/api/auth/signup', csrf: true, payload: { email: 'not-an-email', password: 'x' } });
+    const res = await c.request({
+      method: 'POST',
+      url: '/api/auth/signup',
+      csrf: true,
+      payload: { email: 'not-an-email', password: 'x' },
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toMatchObject({ statusCode: 400, code: 'VALIDATION_FAILED', message: expect.any(String) });
   });
@@ -175,7 +248,12 @@ describe('auth over https', () => {
     const t = await startTestApp(testConfig({ PUBLIC_URL: 'https://api.example.test' }));
     try {
       const c = new Client(t.app);
-      const res = await c.request({ method: 'POST', url: '/api/auth/signup', csrf: true, payload: { email: email(), password: PASSWORD } });
+      const res = await c.request({
+        method: 'POST',
+        url: '/api/auth/signup',
+        csrf: true,
+        payload: { email: email(), password: PASSWORD },
+      });
       expect(res.statusCode).toBe(201);
       const cookie = res.cookies.find((k) => k.name === '__Secure-auth.session-token');
       expect(cookie).toMatchObject({ httpOnly: true, secure: true, sameSite: 'Lax' });

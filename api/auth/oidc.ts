@@ -70,9 +70,15 @@ export class OidcClient {
     return { url: url.href, pending };
   }
 
-  /** Exchanges the code at `callbackUrl` and checks state, nonce, PKCE and the ID token. */
-  async finish(callbackUrl: URL, pending: PendingSignIn): Promise<OidcIdentity> {
+  /**
+   * Exchanges the code from the callback's `query` and checks state, nonce, PKCE and the
+   * ID token. The callback URL is rebuilt on our configured redirect URI, never from the
+   * request's Host header: openid-client sends it as `redirect_uri`.
+   */
+  async finish(query: string, pending: PendingSignIn): Promise<OidcIdentity> {
     const config = await this.#configuration();
+    const callbackUrl = new URL(this.#settings.redirectUri);
+    callbackUrl.search = query;
     const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, {
       pkceCodeVerifier: pending.codeVerifier,
       expectedState: pending.state,

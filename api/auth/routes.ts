@@ -311,7 +311,8 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
       if (!pending) throw new ApiError(401, 'OIDC_FAILED', 'The sign-in expired or was started elsewhere.');
       let identity: Awaited<ReturnType<OidcClient['finish']>>;
       try {
-        identity = await google.finish(new URL(request.url, 'http://callback.invalid'), pending);
+        const q = request.url.indexOf('?');
+        identity = await google.finish(q === -1 ? '' : request.url.slice(q), pending);
       } catch (err) {
         request.log.warn({ err }, 'OIDC sign-in failed');
         throw new ApiError(401, 'OIDC_FAILED', 'The identity provider sign-in did not complete.');
