@@ -67,8 +67,15 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/** In-memory PGlite storage; start-up costs seconds here, so share one per test file. */
+export async function memoryStorage(): Promise<SqlStorage> {
+  return SqlStorage.open(await pgliteClient());
+}
+
+/** A given `deps.storage` stays open on close (its owner closes it); one made here is closed. */
 export async function startTestApp(config: Readonly<Config>, deps: Partial<AppDeps> = {}): Promise<TestApp> {
-  const storage = deps.storage instanceof SqlStorage ? deps.storage : await SqlStorage.open(await pgliteClient());
+  const owned = !(deps.storage instanceof SqlStorage);
+  const storage = deps.storage instanceof SqlStorage ? deps.storage : await memoryStorage();
   const app = await buildApp(config, { transcriber: new StandInTranscriber(), ...deps, storage });
   await app.ready();
   return {
@@ -76,7 +83,7 @@ export async function startTestApp(config: Readonly<Config>, deps: Partial<AppDe
     storage,
     async close() {
       await app.close();
-      await storage.close();
+      if (owned) await storage.close();
     },
   };
 }
