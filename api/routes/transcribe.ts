@@ -73,8 +73,9 @@ export async function transcribeForClient(
     if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'));
   };
   reply.raw.on('close', onClose);
-  // A socket that closed while the body was being read has already emitted close.
-  if (request.raw.destroyed || request.raw.socket?.destroyed) onClose();
+  // A socket that closed while the body was read has already emitted close. (Not
+  // `request.raw.destroyed`: a request is destroyed once its body is consumed.)
+  if (request.raw.socket?.destroyed) onClose();
   try {
     const t = await transcriber.transcribe(req, controller.signal);
     return req.wordTimestamps ? t : { ...t, segments: t.segments.map(({ words: _w, ...s }) => s) };

@@ -38,17 +38,21 @@ export class StandInTranscriber implements Transcriber {
     this.calls.push(req);
     if (this.delayMs > 0) {
       await new Promise<void>((resolve, reject) => {
-        const t = setTimeout(resolve, this.delayMs);
-        signal.addEventListener(
-          'abort',
-          () => {
-            clearTimeout(t);
-            this.aborted++;
-            reject(signal.reason);
-          },
-          { once: true },
-        );
+        const onAbort = () => {
+          clearTimeout(t);
+          this.aborted++;
+          reject(signal.reason);
+        };
+        const t = setTimeout(() => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        }, this.delayMs);
+        if (signal.aborted) onAbort();
+        else signal.addEventListener('abort', onAbort, { once: true });
       });
+    } else if (signal.aborted) {
+      this.aborted++;
+      throw signal.reason;
     }
     if (this.fail) throw this.fail;
     return {
