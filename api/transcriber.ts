@@ -23,3 +23,90 @@ export interface Transcriber {
   transcribe(req: TranscribeRequest, signal: AbortSignal): Promise<Transcript>;
   close(): Promise<void>;
 }
+
+/** What the default transcriber needs from engine/source's SafeFetcher. */
+export interface FetcherLike {
+  open(
+    url: string,
+    opts: { policy: SourcePolicy; maxBytes: number; signal: AbortSignal },
+  ): Promise<{ body: import('node:stream').Readable; url: string }>;
+  close(): Promise<void>;
+}
+
+export interface EngineTranscriberOptions {
+  /** Model name (resolved through models/) or a path to a ggml file. */
+  model: string;
+  maxDurationSec: number;
+  /** Tests pass a fetcher that trusts a test CA; production builds the default one. */
+  fetcher?: FetcherLike;
+  threads?: number;
+  concurrency?: number;
+}
+
+interface EngineLike {
+  transcribe(
+    source: { stream: import('node:stream').Readable },
+    opts: { language?: string; wordTimestamps: boolean },
+    run: { signal: AbortSignal },
+  ): Promise<Transcript>;
+  close(): Promise<void>;
+}
+
+/**
+ * The engine in-process. The API fetches the media itself with the request's own policy
+ * (allow-list for signed-in users, public internet for the paid route) and byte cap, then
+ * hands the engine a stream; the model is resolved and loaded on first use, so the
+ * service starts (and answers everything else) before any model is present.
+ */
+export function createEngineTranscriber(opts: EngineTranscriberOptions): Transcriber {
+  let engine: Promise<EngineLike> | undefined;
+  let fetcher: Promise<FetcherLike> | undefined;
+  // Specifiers in variables: engine modules load lazily, with the native addon behind them.
+  const engineModule = '../engine/index.ts';
+  const sourceModule = '../engine/source/index.ts';
+  const modelsModule = '../models/index.ts';
+
+  const getFetcher = (): Promise<FetcherLike> => {
+    fetcher ??= opts.fetcher
+      ? Promise.resolve(opts.fetcher)
+      : import(sourceModule).then((m: { SafeFetcher: new () => FetcherLike }) => new m.SafeFetcher());
+    return fetcher;
+  };
+  const getEngine = (): Promise<EngineLike> => {
+    engine ??= (async () => {
+      const models = (await import(modelsModule)) as { resolveModel(name: string): Promise<{ path: string }> };
+      const { path } = await models.resolveModel(opts.model);
+      const m = (await import(engineModule)) as {
+        createEngine(o: Record<string, unknown>): Promise<EngineLike> | EngineLike;
+      };
+      const o: Record<string, unknown> = { modelPath: path, maxDurationSec: opts.maxDurationSec };
+      if (opts.threads !== undefined) o.threads = opts.threads;
+      if (opts.concurrency !== undefined) o.concurrency = opts.concurrency;
+      return m.createEngine(o);
+    })().catch((err: unknown) => {
+      engine = undefined; // a model that failed to load may be fixed without a restart
+      throw err;
+    });
+    return engine;
+  };
+
+  return {
+    async transcribe(req, signal) {
+      const [eng, f] = await Promise.all([getEngine(), getFetcher()]);
+      const source = await f.open(req.sourceUrl, { policy: req.policy, maxBytes: req.maxBytes, signal });
+      try {
+        const asr: { language?: string; wordTimestamps: boolean } = { wordTimestamps: req.wordTimestamps };
+        if (req.language !== undefined) asr.language = req.language;
+        return await eng.transcribe({ stream: source.body }, asr, { signal });
+      } finally {
+        source.body.destroy();
+      }
+    },
+    async close() {
+      const [e, f] = [engine, opts.fetcher ? undefined : fetcher];
+      engine = undefined;
+      fetcher = undefined;
+      await Promise.allSettled([e?.then((x) => x.close()), f?.then((x) => x.close())]);
+    },
+  };
+}
