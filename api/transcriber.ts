@@ -4,10 +4,12 @@
  * the queue from the workers issue will implement the same interface.
  */
 
+import type { Readable } from 'node:stream';
+import { SafeFetcher, type SourcePolicy } from '../engine/source/index.ts';
 import type { Transcript } from '../engine/types.ts';
+import { resolveModel } from '../models/index.ts';
 
-// Mirrors engine/source's SourcePolicy until that module lands on main.
-export type SourcePolicy = { mode: 'public' } | { mode: 'allowlist'; hostSuffixes: string[] };
+export type { SourcePolicy };
 
 export interface TranscribeRequest {
   sourceUrl: string;
@@ -25,13 +27,7 @@ export interface Transcriber {
 }
 
 /** What the default transcriber needs from engine/source's SafeFetcher. */
-export interface FetcherLike {
-  open(
-    url: string,
-    opts: { policy: SourcePolicy; maxBytes: number; signal: AbortSignal },
-  ): Promise<{ body: import('node:stream').Readable; url: string }>;
-  close(): Promise<void>;
-}
+export type FetcherLike = Pick<SafeFetcher, 'open' | 'close'>;
 
 export interface EngineTranscriberOptions {
   /** Model name (resolved through models/) or a path to a ggml file. */
@@ -45,7 +41,7 @@ export interface EngineTranscriberOptions {
 
 interface EngineLike {
   transcribe(
-    source: { stream: import('node:stream').Readable },
+    source: { stream: Readable },
     opts: { language?: string; wordTimestamps: boolean },
     run: { signal: AbortSignal },
   ): Promise<Transcript>;
@@ -63,19 +59,14 @@ export function createEngineTranscriber(opts: EngineTranscriberOptions): Transcr
   let fetcher: Promise<FetcherLike> | undefined;
   // Specifiers in variables: engine modules load lazily, with the native addon behind them.
   const engineModule = '../engine/index.ts';
-  const sourceModule = '../engine/source/index.ts';
-  const modelsModule = '../models/index.ts';
 
   const getFetcher = (): Promise<FetcherLike> => {
-    fetcher ??= opts.fetcher
-      ? Promise.resolve(opts.fetcher)
-      : import(sourceModule).then((m: { SafeFetcher: new () => FetcherLike }) => new m.SafeFetcher());
+    fetcher ??= Promise.resolve(opts.fetcher ?? new SafeFetcher());
     return fetcher;
   };
   const getEngine = (): Promise<EngineLike> => {
     engine ??= (async () => {
-      const models = (await import(modelsModule)) as { resolveModel(name: string): Promise<{ path: string }> };
-      const { path } = await models.resolveModel(opts.model);
+      const { path } = await resolveModel(opts.model);
       const m = (await import(engineModule)) as {
         createEngine(o: Record<string, unknown>): Promise<EngineLike> | EngineLike;
       };
