@@ -42,7 +42,11 @@ async function main(): Promise<void> {
     if (closing) return;
     closing = true;
     app.log.info({ signal }, 'shutting down');
+    // In-flight requests get a grace period; then the remaining sockets are cut.
+    const force = setTimeout(() => app.server.closeAllConnections(), 10_000);
+    force.unref();
     await app.close();
+    clearTimeout(force);
     await transcriber.close();
     await storage.close();
     redis?.disconnect();

@@ -86,7 +86,10 @@ export async function startTestApp(config: Readonly<Config>, deps: Partial<AppDe
     app,
     storage,
     async close() {
-      await app.close();
+      // Keep-alive sockets left by fetch clients would hold close() for the 72 s keep-alive timeout.
+      const closing = app.close();
+      app.server.closeAllConnections();
+      await closing;
       if (owned) await storage.close();
     },
   };
