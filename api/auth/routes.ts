@@ -248,6 +248,7 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
       schema: {
         operationId: 'setActiveWorkspace',
         tags: ['workspaces'],
+        security: [{ sessionCookie: [] }],
         headers: csrfHeader,
         body: {
           type: 'object',

@@ -98,6 +98,7 @@ export async function transcribeRoutes(
         operationId: 'transcribe',
         tags: ['transcribe'],
         summary: "Transcribe media from one of the service's media hosts (session required).",
+        security: [{ sessionCookie: [] }],
         headers: {
           type: 'object',
           properties: { 'x-csrf-token': { type: 'string', description: 'From GET /api/auth/csrf' } },
