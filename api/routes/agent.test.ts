@@ -269,3 +269,53 @@ describe('POST /api/agent/transcribe without a receiving wallet', () => {
     }
   });
 });
+
+describe('POST /api/agent/transcribe with Redis-backed nonce claims', () => {
+  it('runs a payment replayed across two app instances once', async () => {
+    const { Redis } = await import('ioredis');
+    const redis = new Redis(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
+    const prefix = `test-agent-${Date.now()}-${Math.random().toString(36).slice(2)}:`;
+    const facilitator = await new LocalFacilitator().start();
+    const storage = await memoryStorage();
+    const transcriber = new StandInTranscriber();
+    transcriber.delayMs = 200;
+    const config = testConfig({
+      X402_PAY_TO: PAY_TO,
+      X402_FACILITATOR_URL: facilitator.url,
+      RATE_LIMIT_TRANSCRIBE_MAX: '1000',
+    });
+    // Two instances sharing one Redis, as behind a load balancer.
+    const a = await startTestApp(config, { storage, transcriber, redis, redisPrefix: prefix });
+    const b = await startTestApp(config, { storage, transcriber, redis, redisPrefix: prefix });
+    try {
+      const required = await a.app.inject({
+        method: 'POST',
+        url: '/api/agent/transcribe',
+        payload: { sourceUrl: SOURCE },
+      });
+      const payload = await payer.createPaymentPayload(
+        httpPayer.getPaymentRequiredResponse(() => null, required.json()),
+      );
+      const header = httpPayer.encodePaymentSignatureHeader(payload)['X-PAYMENT']!;
+      const send = (t: TestApp) =>
+        t.app.inject({
+          method: 'POST',
+          url: '/api/agent/transcribe',
+          headers: { 'x-payment': header },
+          payload: { sourceUrl: SOURCE },
+        });
+      const answers = await Promise.all([send(a), send(b), send(a), send(b)]);
+      expect(answers.map((r) => r.statusCode).sort()).toEqual([200, 409, 409, 409]);
+      expect(transcriber.calls).toHaveLength(1);
+      expect(facilitator.settlements).toHaveLength(1);
+    } finally {
+      await a.close();
+      await b.close();
+      await storage.close();
+      await facilitator.close();
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length > 0) await redis.del(...keys);
+      redis.disconnect();
+    }
+  });
+});
