@@ -151,17 +151,24 @@ export async function agentRoutes(app: FastifyInstance, opts: AgentOptions): Pro
           maxBytes: config.maxSourceBytes,
         };
         if (body.language !== undefined) req.language = body.language;
-        const transcript = await transcribeForClient(opts.transcriber, request, reply, req);
-
-        if (Math.floor(Date.now() / 1000) + 5 >= validBefore) {
-          throw paymentRequired(
-            requirements,
-            'PAYMENT_SETTLEMENT_FAILED',
-            'The authorization expired during the work.',
-          );
+        // Work that would outlive the authorization could never be paid for: stop it in time.
+        const deadline = AbortSignal.timeout(Math.max(0, validBefore - SETTLE_MARGIN_SEC / 2 - nowSec) * 1000);
+        let transcript: Awaited<ReturnType<typeof transcribeForClient>>;
+        try {
+          transcript = await transcribeForClient(opts.transcriber, request, reply, req, deadline);
+        } catch (err) {
+          if (deadline.aborted && !reply.raw.destroyed) {
+            throw paymentRequired(
+              requirements,
+              'PAYMENT_SETTLEMENT_FAILED',
+              'The authorization would expire before the work ends.',
+            );
+          }
+          throw err;
         }
         let settle: Awaited<ReturnType<typeof facilitator.settle>>;
         try {
+          // v1 shapes; the client posts them to /settle as given.
           settle = await facilitator.settle(payment as never, requirements as never);
         } catch (err) {
           // Unknown outcome (timeout, network): it may have settled, so the nonce stays claimed.

@@ -67,8 +67,13 @@ export async function transcribeForClient(
   request: FastifyRequest,
   reply: FastifyReply,
   req: TranscribeRequest,
+  /** Also stop at this signal (the paid route's settlement deadline). */
+  deadline?: AbortSignal,
 ): Promise<Transcript> {
   const controller = new AbortController();
+  const onDeadline = () => controller.abort(deadline?.reason);
+  deadline?.addEventListener('abort', onDeadline, { once: true });
+  if (deadline?.aborted) onDeadline();
   const onClose = () => {
     if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'));
   };
@@ -81,6 +86,7 @@ export async function transcribeForClient(
     return req.wordTimestamps ? t : { ...t, segments: t.segments.map(({ words: _w, ...s }) => s) };
   } finally {
     reply.raw.off('close', onClose);
+    deadline?.removeEventListener('abort', onDeadline);
   }
 }
 
