@@ -59,6 +59,8 @@ export const ENGINE_STATUS: Readonly<Record<EngineErrorCode, number>> = Object.f
   MODEL_UNKNOWN: 503,
   MODEL_CHECKSUM_MISMATCH: 503,
   MODEL_LOAD_FAILED: 503,
+  // The service is shutting down (the model was freed under an in-flight request).
+  MODEL_CLOSED: 503,
   ASR_FAILED: 502,
   ADDON_NOT_BUILT: 503,
   VAD_FAILED: 502,

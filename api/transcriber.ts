@@ -4,7 +4,7 @@
  * the queue from the workers issue will implement the same interface.
  */
 
-import type { Readable } from 'node:stream';
+import { createEngine, type Engine, type EngineOptions } from '../engine/index.ts';
 import { SafeFetcher, type SourcePolicy } from '../engine/source/index.ts';
 import type { Transcript } from '../engine/types.ts';
 import { resolveModel } from '../models/index.ts';
@@ -39,15 +39,6 @@ export interface EngineTranscriberOptions {
   concurrency?: number;
 }
 
-interface EngineLike {
-  transcribe(
-    source: { stream: Readable },
-    opts: { language?: string; wordTimestamps: boolean },
-    run: { signal: AbortSignal },
-  ): Promise<Transcript>;
-  close(): Promise<void>;
-}
-
 /**
  * The engine in-process. The API fetches the media itself with the request's own policy
  * (allow-list for signed-in users, public internet for the paid route) and byte cap, then
@@ -55,25 +46,20 @@ interface EngineLike {
  * service starts (and answers everything else) before any model is present.
  */
 export function createEngineTranscriber(opts: EngineTranscriberOptions): Transcriber {
-  let engine: Promise<EngineLike> | undefined;
+  let engine: Promise<Engine> | undefined;
   let fetcher: Promise<FetcherLike> | undefined;
-  // Specifiers in variables: engine modules load lazily, with the native addon behind them.
-  const engineModule = '../engine/index.ts';
 
   const getFetcher = (): Promise<FetcherLike> => {
     fetcher ??= Promise.resolve(opts.fetcher ?? new SafeFetcher());
     return fetcher;
   };
-  const getEngine = (): Promise<EngineLike> => {
+  const getEngine = (): Promise<Engine> => {
     engine ??= (async () => {
       const { path } = await resolveModel(opts.model);
-      const m = (await import(engineModule)) as {
-        createEngine(o: Record<string, unknown>): Promise<EngineLike> | EngineLike;
-      };
-      const o: Record<string, unknown> = { modelPath: path, maxDurationSec: opts.maxDurationSec };
+      const o: EngineOptions = { modelPath: path, maxDurationSec: opts.maxDurationSec };
       if (opts.threads !== undefined) o.threads = opts.threads;
       if (opts.concurrency !== undefined) o.concurrency = opts.concurrency;
-      return m.createEngine(o);
+      return createEngine(o);
     })().catch((err: unknown) => {
       engine = undefined; // a model that failed to load may be fixed without a restart
       throw err;
