@@ -33,6 +33,8 @@ export interface AppDeps {
   nonceLock?: NonceLock;
   facilitator?: AgentOptions['facilitator'];
   logger?: FastifyServerOptions['logger'];
+  /** Seconds an x402 authorization must have left on arrival (default 30); tests shorten it. */
+  x402SettleMarginSec?: number;
   /** Test-only: lets openid-client talk to a local provider over plain http. Never from config. */
   oidcAllowInsecureRequests?: boolean;
 }
@@ -142,6 +144,7 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
       deps.nonceLock ??
       (deps.redis ? new RedisNonceLock(deps.redis, `${deps.redisPrefix ?? 'api:'}x402-nonce:`) : new MemoryNonceLock()),
     storage: deps.storage,
+    ...(deps.x402SettleMarginSec !== undefined ? { settleMarginSec: deps.x402SettleMarginSec } : {}),
   });
   return app;
 }

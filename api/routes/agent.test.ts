@@ -319,3 +319,78 @@ describe('POST /api/agent/transcribe with Redis-backed nonce claims', () => {
     }
   });
 });
+
+describe('POST /api/agent/transcribe near the end of the authorization', () => {
+  it('stops work that would outlive the authorization and settles nothing', async () => {
+    const { signTypedData } = await import('viem/accounts');
+    const facilitator = await new LocalFacilitator().start();
+    const transcriber = new StandInTranscriber();
+    transcriber.delayMs = 20_000;
+    const t = await startTestApp(testConfig({ X402_PAY_TO: PAY_TO, X402_FACILITATOR_URL: facilitator.url }), {
+      transcriber,
+      x402SettleMarginSec: 2,
+    });
+    try {
+      const key = generatePrivateKey();
+      const from = privateKeyToAccount(key).address;
+      const now = Math.floor(Date.now() / 1000);
+      // Signed by hand (the client library always grants maxTimeoutSeconds): valid 5 s more.
+      const authorization = {
+        from,
+        to: PAY_TO,
+        value: '50000',
+        validAfter: String(now - 60),
+        validBefore: String(now + 5),
+        nonce: `0x${'ab'.repeat(32)}`,
+      } as const;
+      const signature = await signTypedData({
+        privateKey: key,
+        domain: {
+          name: 'USDC',
+          version: '2',
+          chainId: 84532,
+          verifyingContract: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+        },
+        types: {
+          TransferWithAuthorization: [
+            { name: 'from', type: 'address' },
+            { name: 'to', type: 'address' },
+            { name: 'value', type: 'uint256' },
+            { name: 'validAfter', type: 'uint256' },
+            { name: 'validBefore', type: 'uint256' },
+            { name: 'nonce', type: 'bytes32' },
+          ],
+        },
+        primaryType: 'TransferWithAuthorization',
+        message: {
+          ...authorization,
+          value: 50000n,
+          validAfter: BigInt(authorization.validAfter),
+          validBefore: BigInt(authorization.validBefore),
+        },
+      });
+      const header = Buffer.from(
+        JSON.stringify({
+          x402Version: 1,
+          scheme: 'exact',
+          network: 'base-sepolia',
+          payload: { signature, authorization },
+        }),
+      ).toString('base64');
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/agent/transcribe',
+        headers: { 'x-payment': header },
+        payload: { sourceUrl: SOURCE },
+      });
+      expect(res.statusCode).toBe(402);
+      expect(res.json().code).toBe('PAYMENT_SETTLEMENT_FAILED');
+      expect(transcriber.aborted).toBe(1);
+      expect(facilitator.verifyCalls).toBe(1);
+      expect(facilitator.settleCalls).toBe(0);
+    } finally {
+      await t.close();
+      await facilitator.close();
+    }
+  });
+});

@@ -23,8 +23,8 @@ import {
 } from '../x402/payment.ts';
 import { errorRef, type TranscribeBody, transcribeBody, transcribeForClient, transcriptSchema } from './transcribe.ts';
 
-/** Time left on the authorization, after the work, for the facilitator to settle it. */
-const SETTLE_MARGIN_SEC = 30;
+/** Time an authorization must have left when it arrives; half of it is kept for settling. */
+export const SETTLE_MARGIN_SEC = 30;
 const PATH = '/api/agent/transcribe';
 
 export interface AgentOptions {
@@ -33,10 +33,13 @@ export interface AgentOptions {
   facilitator: Pick<HTTPFacilitatorClient, 'verify' | 'settle'>;
   nonceLock: NonceLock;
   storage: Storage;
+  /** Default SETTLE_MARGIN_SEC; tests shorten it to reach the deadline quickly. */
+  settleMarginSec?: number;
 }
 
 export async function agentRoutes(app: FastifyInstance, opts: AgentOptions): Promise<void> {
   const { config, facilitator, nonceLock, storage } = opts;
+  const margin = opts.settleMarginSec ?? SETTLE_MARGIN_SEC;
   const x = config.x402;
   const resource = `${config.publicUrl}${PATH}`;
 
@@ -133,7 +136,7 @@ export async function agentRoutes(app: FastifyInstance, opts: AgentOptions): Pro
         throw paymentRequired(requirements, 'PAYMENT_REQUIRED', 'X-PAYMENT header is required');
       }
       const nowSec = Math.floor(Date.now() / 1000);
-      const payment = checkPayment(header, requirements, nowSec, SETTLE_MARGIN_SEC);
+      const payment = checkPayment(header, requirements, nowSec, margin);
       const id = paymentId(payment);
       const validBefore = Number(payment.payload.authorization.validBefore);
       // Held until the authorization expires: after that the chain refuses it anyway.
@@ -152,7 +155,7 @@ export async function agentRoutes(app: FastifyInstance, opts: AgentOptions): Pro
         };
         if (body.language !== undefined) req.language = body.language;
         // Work that would outlive the authorization could never be paid for: stop it in time.
-        const deadline = AbortSignal.timeout(Math.max(0, validBefore - SETTLE_MARGIN_SEC / 2 - nowSec) * 1000);
+        const deadline = AbortSignal.timeout(Math.max(0, validBefore - margin / 2 - nowSec) * 1000);
         let transcript: Awaited<ReturnType<typeof transcribeForClient>>;
         try {
           transcript = await transcribeForClient(opts.transcriber, request, reply, req, deadline);

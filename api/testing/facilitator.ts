@@ -86,7 +86,7 @@ export class LocalFacilitator {
     if (a.to.toLowerCase() !== r.payTo.toLowerCase()) return no('invalid_exact_evm_payload_recipient_mismatch');
     if (BigInt(a.value) < BigInt(r.maxAmountRequired)) return no('invalid_exact_evm_payload_authorization_value');
     const now = BigInt(Math.floor(Date.now() / 1000));
-    if (BigInt(a.validBefore) < now + 6n) return no('invalid_exact_evm_payload_authorization_valid_before');
+    if (BigInt(a.validBefore) < now + 2n) return no('invalid_exact_evm_payload_authorization_valid_before');
     if (BigInt(a.validAfter) > now) return no('invalid_exact_evm_payload_authorization_valid_after');
     const ok = await verifyTypedData({
       address: a.from as Address,
