@@ -171,6 +171,23 @@ describe('auth over http', () => {
     expect(after.json()).toMatchObject({ statusCode: 401, code: 'UNAUTHENTICATED' });
   });
 
+  it('revokes the previous session when the same browser signs in again', async () => {
+    const e = email();
+    const c = new Client(t.app);
+    await c.request({ method: 'POST', url: '/api/auth/signup', csrf: true, payload: { email: e, password: PASSWORD } });
+    const first = c.cookies.get('auth.session-token')!;
+    await c.request({
+      method: 'POST',
+      url: '/api/auth/signin/email_password',
+      csrf: true,
+      payload: { email: e, password: PASSWORD },
+    });
+    const second = c.cookies.get('auth.session-token')!;
+    expect(second).not.toBe(first);
+    expect(await t.storage.findActiveSession(hashSessionToken(first))).toBeNull();
+    expect(await t.storage.findActiveSession(hashSessionToken(second))).not.toBeNull();
+  });
+
   it('treats an expired session as none (401)', async () => {
     const c = new Client(t.app);
     await c.request({

@@ -88,7 +88,9 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
     return { ...publicUser(user), workspaces: await storage.listWorkspaces(userId) };
   }
 
-  async function startSession(reply: FastifyReply, user: User): Promise<void> {
+  async function startSession(request: FastifyRequest, reply: FastifyReply, user: User): Promise<void> {
+    // Signing in again replaces the browser's session: the old one is revoked, not orphaned.
+    if (request.auth) await storage.revokeSession(request.auth.tokenHash);
     const token = newSessionToken();
     const expiresAt = new Date(Date.now() + opts.sessionTtlSec * 1000);
     await storage.createSession({ tokenHash: hashSessionToken(token), userId: user.id, expiresAt });
@@ -171,7 +173,7 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
       const input = body.name === undefined ? { email: body.email, passwordHash } : { ...body, passwordHash };
       const user = await storage.createPasswordUser(input);
       if (!user) throw new ApiError(409, 'EMAIL_TAKEN', 'An account with this email already exists.');
-      await startSession(reply, user);
+      await startSession(request, reply, user);
       reply.code(201);
       return { user: await sessionView(user.id) };
     },
@@ -196,7 +198,7 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
       const ok = await verifyPassword(body.password, credential?.passwordHash ?? (await dummyPasswordHash()));
       const user = ok && credential ? await storage.getUser(credential.userId) : null;
       if (!user) throw new ApiError(401, 'INVALID_CREDENTIALS', 'Wrong email or password.');
-      await startSession(reply, user);
+      await startSession(request, reply, user);
       return { user: await sessionView(user.id) };
     },
   );
@@ -319,7 +321,7 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
         throw new ApiError(401, 'OIDC_FAILED', 'The identity provider sign-in did not complete.');
       }
       const user = await storage.upsertOidcUser({ provider: 'google', ...identity });
-      await startSession(reply, user);
+      await startSession(request, reply, user);
       return reply.redirect('/api/auth/signin', 303);
     },
   );
