@@ -158,7 +158,7 @@ async function compare(wav: string, language: string): Promise<number> {
     const seg = ours.segments[i]!;
     // Our segments are clamped to the audio (whisper.cpp's last timestamp can point past it);
     // the raw token times below are compared unclamped.
-    const endMs = Math.round(ours.duration * 1000);
+    const endMs = Math.round(ours.duration * 100) * 10; // whisper.cpp times are centiseconds
     expect(Math.round(seg.start * 1000), `segment ${i} start`).toBe(Math.min(cseg.offsets.from, endMs));
     expect(Math.round(seg.end * 1000), `segment ${i} end`).toBe(Math.min(cseg.offsets.to, endMs));
     expect(seg.text).toBe(cseg.text.trim());
