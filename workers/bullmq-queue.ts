@@ -115,6 +115,9 @@ export async function checkNoEviction(
 
 export async function createBullmqQueue(options: BullmqQueueOptions): Promise<BullmqQueue> {
   const client = new Redis(options.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
+  // Until the queue owns it, a connection error is reported once, below, through connect()'s rejection.
+  const quiet = () => undefined;
+  client.on('error', quiet);
   try {
     await client.connect();
     await checkNoEviction(client, options.evictionPolicy ?? 'refuse', options.onWarning ?? console.warn);
@@ -125,6 +128,7 @@ export async function createBullmqQueue(options: BullmqQueueOptions): Promise<Bu
       cause: err,
     });
   }
+  client.off('error', quiet);
   return new BullmqQueue(options, client);
 }
 
@@ -149,6 +153,7 @@ export class BullmqQueue implements JobQueue {
     this.#prefix = options.prefix ?? 'transcribe';
     this.#attempts = Math.max(1, options.attempts ?? DEFAULT_ATTEMPTS);
     this.#client = client;
+    client.on('error', (err) => this.#warn(`redis: ${err.message}`));
     this.#queue = new Queue(options.name, { connection: client, prefix: this.#prefix });
     this.#queue.on('error', (err) => this.#warn(`queue: ${err.message}`));
   }

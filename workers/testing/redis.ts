@@ -10,6 +10,7 @@ export const REDIS_URL = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379';
 
 export async function assertRedisReachable(url = REDIS_URL): Promise<void> {
   const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+  client.on('error', () => undefined); // reported by connect() below
   try {
     await client.connect();
     await client.ping();
