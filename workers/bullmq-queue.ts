@@ -35,6 +35,7 @@ import {
 import type {
   CancelReason,
   CloseWorkerOptions,
+  EnqueueOptions,
   JobEvent,
   JobFailure,
   JobProcessor,
@@ -162,10 +163,21 @@ export class BullmqQueue implements JobQueue {
     return this.#options.name;
   }
 
-  async enqueue(raw: TranscriptionJobInput): Promise<JobStatus> {
+  async enqueue(raw: TranscriptionJobInput, options: EnqueueOptions = {}): Promise<JobStatus> {
     const input = validateJobInput(raw);
     const tomb = await this.#tombstone(input.id);
-    if (tomb) return this.#tombstoneStatus(input.id, tomb);
+    if (options.retryFailed) {
+      const existing = await this.#queue.getJob(toBullId(input.id));
+      const state = existing ? await existing.getState() : undefined;
+      if (state === 'active') return (await this.#statusOf(existing!)) ?? this.#fallbackStatus(input);
+      if (tomb) await this.#client.del(this.#cancelKey(input.id));
+      if (existing && state === 'failed') {
+        await existing.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+        return (await this.#statusOf(existing)) ?? this.#fallbackStatus(input);
+      }
+    } else if (tomb) {
+      return this.#tombstoneStatus(input.id, tomb);
+    }
     const keepSec = this.#options.keepFinishedSec ?? 7 * 24 * 3600;
     const keepCount = this.#options.keepFinishedCount ?? 100_000;
     // Same jobId ⇒ BullMQ adds nothing and hands back the job that exists: enqueue is idempotent.

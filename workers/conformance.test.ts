@@ -145,6 +145,25 @@ describe.each(backends)('queue conformance: $name', (backend) => {
     expect((await q.status('down'))?.error?.details).toEqual({ status: 503 });
   });
 
+  it('runs a failed or cancelled job again from scratch only when asked (retryFailed)', async () => {
+    const q = await backend.make();
+    const calls = newCalls();
+    await q.enqueue({ id: 'again', source: 'standin:ok' });
+    await q.cancel('again');
+    await q.work(createStandinProcessor(calls));
+    await q.enqueue({ id: 'bad', source: 'standin:fail?code=EMPTY_MEDIA' });
+    expect(await codeOf(q.wait('bad'))).toBe('EMPTY_MEDIA');
+    expect((await q.enqueue({ id: 'bad', source: 'standin:fail?code=EMPTY_MEDIA' })).state).toBe('failed');
+    const retried = await q.enqueue({ id: 'bad', source: 'standin:fail?code=EMPTY_MEDIA' }, { retryFailed: true });
+    expect(['queued', 'active']).toContain(retried.state);
+    expect(await codeOf(q.wait('bad'))).toBe('EMPTY_MEDIA');
+    expect((await q.status('bad'))?.attempts).toBe(1);
+    await q.enqueue({ id: 'again', source: 'standin:ok' }, { retryFailed: true });
+    await q.wait('again');
+    await q.enqueue({ id: 'again', source: 'standin:ok' }, { retryFailed: true });
+    expect(calls.started.map((c) => c.id)).toEqual(['bad', 'bad', 'again']);
+  });
+
   it('cancels a queued job: it never runs and its waiter gets ABORTED', async () => {
     const q = await backend.make();
     const calls = newCalls();

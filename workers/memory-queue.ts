@@ -18,6 +18,7 @@ import {
 import type {
   CancelReason,
   CloseWorkerOptions,
+  EnqueueOptions,
   JobEvent,
   JobFailure,
   JobProcessor,
@@ -76,10 +77,21 @@ export class MemoryQueue implements JobQueue {
     this.#maxFinished = Math.max(1, options.maxFinishedJobs ?? 10_000);
   }
 
-  async enqueue(raw: TranscriptionJobInput): Promise<JobStatus> {
+  async enqueue(raw: TranscriptionJobInput, options: EnqueueOptions = {}): Promise<JobStatus> {
     if (this.#closed) throw new EngineError('QUEUE_MISCONFIGURED', 'The queue is closed.');
     const input = validateJobInput(raw);
     const existing = this.#jobs.get(input.id);
+    if (existing && options.retryFailed && (existing.state === 'failed' || existing.state === 'cancelled')) {
+      const at = this.#finishedOrder.indexOf(input.id);
+      if (at >= 0) this.#finishedOrder.splice(at, 1);
+      existing.state = 'queued';
+      existing.attempts = 0;
+      existing.error = undefined;
+      existing.progress = undefined;
+      existing.finishedAt = undefined;
+      this.#pending.push(input.id);
+      this.#pump();
+    }
     if (existing) return this.#toStatus(existing);
     const record: JobRecord = { input, state: 'queued', attempts: 0, createdAt: Date.now() };
     this.#jobs.set(input.id, record);

@@ -107,10 +107,18 @@ export interface WaitOptions {
   onProgress?: (progress: Progress) => void;
 }
 
+export interface EnqueueOptions {
+  /**
+   * An existing job with this id that failed or was cancelled runs again from its first attempt
+   * (the batch command's resume). Queued, active and completed jobs are left as they are.
+   */
+  retryFailed?: boolean;
+}
+
 export interface JobQueue {
   readonly kind: 'memory' | 'bullmq';
   /** Adds the job, or returns the status of the existing job with this id. */
-  enqueue(input: TranscriptionJobInput): Promise<JobStatus>;
+  enqueue(input: TranscriptionJobInput, options?: EnqueueOptions): Promise<JobStatus>;
   status(id: string): Promise<JobStatus | undefined>;
   /** The stored transcript of a completed job. */
   result(id: string): Promise<Transcript | undefined>;
