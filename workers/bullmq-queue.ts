@@ -69,6 +69,8 @@ export interface BullmqQueueOptions {
   keepFinishedCount?: number;
   /** Progress writes to Redis per job at most this often, stage changes aside (default 250 ms). */
   progressIntervalMs?: number;
+  /** A waiter re-reads the job's state this often in case an event was missed (default 2000 ms). */
+  waitPollMs?: number;
   /** What to do when Redis may evict keys: refuse to start (default) or warn. */
   evictionPolicy?: 'refuse' | 'warn';
   onWarning?: (message: string) => void;
@@ -239,9 +241,11 @@ export class BullmqQueue implements JobQueue {
     await this.#ensureEvents();
     return new Promise<Transcript>((resolve, reject) => {
       let done = false;
+      let poll: NodeJS.Timeout | undefined;
       const finish = (fn: () => void) => {
         if (done) return;
         done = true;
+        clearInterval(poll);
         unlisten();
         signal?.removeEventListener('abort', onAbort);
         fn();
@@ -261,8 +265,11 @@ export class BullmqQueue implements JobQueue {
         else settle();
       });
       signal?.addEventListener('abort', onAbort, { once: true });
-      // Listening first, then reading the state: a job that finished in between is not missed.
+      // Listening first, then reading the state: a job that finished in between is not missed. The
+      // event stream can still drop an event (its reader starting at "now" just after a finish, a
+      // reconnect), so the state is also re-read now and then: a waiter never hangs on a lost event.
       settle();
+      poll = setInterval(settle, this.#options.waitPollMs ?? 2000);
     });
   }
 
