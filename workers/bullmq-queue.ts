@@ -198,16 +198,15 @@ export class BullmqQueue implements JobQueue {
   }
 
   async status(id: string): Promise<JobStatus | undefined> {
-    const job = await this.#queue.getJob(toBullId(id));
-    if (job) return this.#statusOf(job);
+    const { job, state } = await this.#read(id);
+    if (job) return this.#statusOf(job, state);
     const tomb = await this.#tombstone(id);
     return tomb ? this.#tombstoneStatus(id, tomb) : undefined;
   }
 
   async result(id: string): Promise<Transcript | undefined> {
-    const job = await this.#queue.getJob(toBullId(id));
-    if (!job || !(await job.isCompleted())) return undefined;
-    return job.returnvalue as Transcript;
+    const { job, state } = await this.#read(id);
+    return job && state === 'completed' ? (job.returnvalue as Transcript) : undefined;
   }
 
   async cancel(id: string): Promise<boolean> {
@@ -403,12 +402,12 @@ export class BullmqQueue implements JobQueue {
   async #settledOutcome(
     id: string,
   ): Promise<{ ok: true; value: Transcript } | { ok: false; error: EngineError } | undefined> {
-    const job = await this.#queue.getJob(toBullId(id));
+    const { job, state } = await this.#read(id);
     if (!job) {
       if (await this.#tombstone(id)) return { ok: false, error: cancelledError(id) };
       return { ok: false, error: new EngineError('JOB_NOT_FOUND', `No job ${id}.`) };
     }
-    const status = await this.#statusOf(job);
+    const status = await this.#statusOf(job, state);
     switch (status?.state) {
       case 'completed':
         return { ok: true, value: job.returnvalue };
@@ -421,9 +420,13 @@ export class BullmqQueue implements JobQueue {
     }
   }
 
-  async #statusOf(job: Job<JobData, Transcript>): Promise<JobStatus | undefined> {
+  /**
+   * `state` read before `job` was fetched: the hash is then at least as new as the state (a state read
+   * after the hash could be a finish whose failedReason and result the hash does not hold yet).
+   */
+  async #statusOf(job: Job<JobData, Transcript>, stateReadBefore?: string): Promise<JobStatus | undefined> {
     const id = fromBullId(job.id);
-    const state = await job.getState();
+    const state = stateReadBefore ?? (await job.getState());
     if (state === 'unknown') return undefined;
     const tomb = state === 'completed' ? undefined : await this.#tombstone(id);
     const status: JobStatus = {
@@ -448,6 +451,12 @@ export class BullmqQueue implements JobQueue {
     } else if (state === 'failed') status.state = 'failed';
     else if (state === 'active') status.state = 'active';
     return status;
+  }
+
+  async #read(id: string): Promise<{ job: Job<JobData, Transcript> | undefined; state: string }> {
+    const state = await this.#queue.getJobState(toBullId(id));
+    const job = await this.#queue.getJob(toBullId(id));
+    return { job, state };
   }
 
   #fallbackStatus(input: TranscriptionJobInput): JobStatus {
