@@ -14,11 +14,11 @@
  * - Failures carry a stable EngineError code; transient ones are retried with exponential backoff and
  *   jitter, permanent ones never (the table is in ./retry.ts).
  */
+import type { CaptionFormat } from '../engine/captions/index.ts';
 import type { EngineErrorCode } from '../engine/errors.ts';
 import type { Progress, Transcript } from '../engine/types.ts';
 
-export type CaptionFormat = 'vtt' | 'srt' | 'txt' | 'json';
-export const CAPTION_FORMATS: readonly CaptionFormat[] = ['vtt', 'srt', 'txt', 'json'];
+export { CAPTION_FORMATS, type CaptionFormat } from '../engine/captions/index.ts';
 
 /** What a job asks of the engine. `formats` is carried for the reader of the result; the worker ignores it. */
 export interface TranscriptionJobOptions {

@@ -1,6 +1,6 @@
 /**
- * The batch command end to end in-process (runCli with the stand-in runtime; see
- * testing/standin-media.ts): a directory of generated media, interrupted and resumed, summary and exit
+ * The batch command end to end in-process (runCli with the stand-in runtime, see
+ * testing/standin-media.ts, and the real caption renderers): a directory of generated media, interrupted and resumed, summary and exit
  * codes; the Redis mode with a worker pool; list-file parsing.
  */
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -8,8 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { render } from '../../engine/captions/index.ts';
 import { assertRedisReachable, createTestBullmqQueue, freshQueueName, REDIS_URL } from '../testing/redis.ts';
-import { createWavStandinProcessor, makeToneWav, standinRender } from '../testing/standin-media.ts';
+import { createWavStandinProcessor, makeToneWav } from '../testing/standin-media.ts';
 import { type CliDeps, parseCliArgs, runCli } from './cli.ts';
 import { readBatchItems, splitCsvLine, toItemId } from './inputs.ts';
 import type { BatchRecord } from './run.ts';
@@ -47,7 +48,7 @@ function deps(processorOptions: Parameters<typeof createWavStandinProcessor>[0],
   const stderr = capture();
   const d: CliDeps = {
     makeRuntime: async () => ({ processor: createWavStandinProcessor(processorOptions), close: async () => {} }),
-    render: standinRender,
+    render: (format, t) => render(format, t),
     stdout: capture(),
     stderr,
     ...(signal ? { signal } : {}),

@@ -1,16 +1,13 @@
 /**
  * STAND-IN RUNTIME AND RENDERER for the batch command's mechanics (skip, resume, summary, exit codes)
  * while no engine is needed: the "transcript" of a WAV file is its duration read from the header, and
- * anything that is not a RIFF/WAVE file fails with DECODE_FAILED, as the real decoder would. The
- * renderer writes a minimal text per format. The real command uses the engine and engine/captions;
- * batch tests over real transcription are in engine-jobs.test.ts.
+ * anything that is not a RIFF/WAVE file fails with DECODE_FAILED, as the real decoder would. The real
+ * command uses the engine; batch tests over real transcription are in engine-jobs.test.ts.
  */
 import { spawn } from 'node:child_process';
 import { mkdir, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { abortError, EngineError } from '../../engine/errors.ts';
-import type { Transcript } from '../../engine/types.ts';
-import type { Renderer } from '../batch/run.ts';
 import type { JobProcessor } from '../types.ts';
 
 export async function wavDurationSec(path: string): Promise<number> {
@@ -50,11 +47,6 @@ export function createWavStandinProcessor(
     return { language: 'en', duration, segments: [{ start: 0, end: duration, text: `tone from ${job.source}` }] };
   };
 }
-
-export const standinRender: Renderer = (format, t: Transcript) =>
-  format === 'json'
-    ? JSON.stringify(t)
-    : `${format === 'vtt' ? 'WEBVTT\n\n' : ''}${t.segments.map((s) => s.text).join('\n')}\n`;
 
 /** A real WAV of a sine tone, made by the system's ffmpeg. */
 export async function makeToneWav(path: string, seconds: number, frequency = 440): Promise<void> {
