@@ -64,7 +64,12 @@ export interface BullmqQueueOptions {
   stalledIntervalMs?: number;
   /** Times a job may be recovered from a crashed worker before it is failed (default 3). */
   maxStalledCount?: number;
-  /** Finished jobs (and their transcripts) are kept this long (default 7 days) and at most this many. */
+  /**
+   * Finished jobs, with their transcripts, stay in Redis this long (default 24 h) and at most this many
+   * (default 10 000). Redis holds them in memory (an hour of speech with word times is about 1 MB), so
+   * the queue is where results wait to be collected, not their archive: the API keeps them in its
+   * database, the batch command on disk.
+   */
   keepFinishedSec?: number;
   keepFinishedCount?: number;
   /** Progress writes to Redis per job at most this often, stage changes aside (default 250 ms). */
@@ -93,6 +98,8 @@ interface Tombstone {
 // BullMQ refuses integer-looking custom ids; a fixed prefix keeps any caller id usable.
 const toBullId = (id: string) => `j-${id}`;
 const fromBullId = (bullId: string | undefined) => (bullId ?? '').replace(/^j-/, '');
+
+const DEFAULT_KEEP_SEC = 24 * 3600;
 
 const CANCELLED: JobFailure = { code: 'ABORTED', message: 'The job was cancelled.' };
 
@@ -180,8 +187,8 @@ export class BullmqQueue implements JobQueue {
     } else if (tomb) {
       return this.#tombstoneStatus(input.id, tomb);
     }
-    const keepSec = this.#options.keepFinishedSec ?? 7 * 24 * 3600;
-    const keepCount = this.#options.keepFinishedCount ?? 100_000;
+    const keepSec = this.#options.keepFinishedSec ?? DEFAULT_KEEP_SEC;
+    const keepCount = this.#options.keepFinishedCount ?? 10_000;
     // Same jobId ⇒ BullMQ adds nothing and hands back the job that exists: enqueue is idempotent.
     const job = await this.#queue.add(
       'transcribe',
@@ -222,7 +229,7 @@ export class BullmqQueue implements JobQueue {
       finishedAt: Date.now(),
       attempts: job.attemptsStarted ?? 0,
     };
-    const ttl = this.#options.keepFinishedSec ?? 7 * 24 * 3600;
+    const ttl = this.#options.keepFinishedSec ?? DEFAULT_KEEP_SEC;
     await this.#client.set(this.#cancelKey(id), JSON.stringify(tomb), 'EX', ttl);
     if (state !== 'active') {
       // Not running: take it out of the line. A worker that grabbed it meanwhile holds its lock, so
