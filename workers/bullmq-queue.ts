@@ -189,8 +189,9 @@ export class BullmqQueue implements JobQueue {
     }
     const keepSec = this.#options.keepFinishedSec ?? DEFAULT_KEEP_SEC;
     const keepCount = this.#options.keepFinishedCount ?? 10_000;
-    // Same jobId ⇒ BullMQ adds nothing and hands back the job that exists: enqueue is idempotent.
-    const job = await this.#queue.add(
+    // Same jobId ⇒ BullMQ adds nothing: enqueue is idempotent. (The Job it returns then carries the
+    // arguments, not what is stored, so the status is read back.)
+    await this.#queue.add(
       'transcribe',
       { source: input.source, options: input.options ?? {} } satisfies JobData,
       {
@@ -201,7 +202,7 @@ export class BullmqQueue implements JobQueue {
         removeOnFail: { age: keepSec, count: keepCount },
       },
     );
-    return (await this.#statusOf(job)) ?? this.#fallbackStatus(input);
+    return (await this.status(input.id)) ?? this.#fallbackStatus(input);
   }
 
   async status(id: string): Promise<JobStatus | undefined> {

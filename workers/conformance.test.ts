@@ -98,7 +98,8 @@ describe.each(backends)('queue conformance: $name', (backend) => {
     const q = await backend.make();
     const calls = newCalls();
     await q.enqueue({ id: 'same', source: 'standin:ok?ms=50' });
-    await q.enqueue({ id: 'same', source: 'standin:ok?ms=50' });
+    // The stored job wins over a second enqueue's arguments.
+    expect((await q.enqueue({ id: 'same', source: 'standin:fail' })).source).toBe('standin:ok?ms=50');
     await q.work(createStandinProcessor(calls));
     await q.wait('same');
     const again = await q.enqueue({ id: 'same', source: 'standin:ok?ms=50' });
