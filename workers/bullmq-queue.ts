@@ -191,17 +191,13 @@ export class BullmqQueue implements JobQueue {
     const keepCount = this.#options.keepFinishedCount ?? 10_000;
     // Same jobId ⇒ BullMQ adds nothing: enqueue is idempotent. (The Job it returns then carries the
     // arguments, not what is stored, so the status is read back.)
-    await this.#queue.add(
-      'transcribe',
-      { source: input.source, options: input.options ?? {} } satisfies JobData,
-      {
-        jobId: toBullId(input.id),
-        attempts: this.#attempts,
-        backoff: { type: 'engine' },
-        removeOnComplete: { age: keepSec, count: keepCount },
-        removeOnFail: { age: keepSec, count: keepCount },
-      },
-    );
+    await this.#queue.add('transcribe', { source: input.source, options: input.options ?? {} } satisfies JobData, {
+      jobId: toBullId(input.id),
+      attempts: this.#attempts,
+      backoff: { type: 'engine' },
+      removeOnComplete: { age: keepSec, count: keepCount },
+      removeOnFail: { age: keepSec, count: keepCount },
+    });
     return (await this.status(input.id)) ?? this.#fallbackStatus(input);
   }
 

@@ -49,16 +49,21 @@ export function createProgressDisplay(
 ): ProgressDisplay {
   const tty = stream.isTTY === true;
   let last = 0;
+  let lastLine = '';
   let drawn = false;
   const draw = (stats: BatchStats, force: boolean) => {
     const now = Date.now();
     if (!force && now - last < (tty ? 200 : plainEveryMs)) return;
+    const line = progressLine(stats);
+    // A log gets no line that says nothing new (the end repeating the last update).
+    if (!tty && line === lastLine) return;
     last = now;
+    lastLine = line;
     if (tty) {
-      stream.write(`\r\x1b[2K${progressLine(stats)}`);
+      stream.write(`\r\x1b[2K${line}`);
       drawn = true;
     } else {
-      stream.write(`${progressLine(stats)}\n`);
+      stream.write(`${line}\n`);
     }
   };
   return {
