@@ -32,6 +32,7 @@ export const ERROR_CODES = {
   // engine/asr — whisper.cpp addon
   ASR_FAILED: 'whisper.cpp failed while transcribing.',
   ADDON_NOT_BUILT: 'The native addon has not been built (run npm run build:addon).',
+  MODEL_CLOSED: 'The model has been closed; load it again to run more jobs.',
   // engine/vad
   VAD_FAILED: 'Voice activity detection failed.',
   // workers/ — the job queue

@@ -40,6 +40,8 @@ export const RETRY_CLASS: Readonly<Record<EngineErrorCode, RetryClass>> = Object
   MODEL_UNKNOWN: 'permanent',
   MODEL_CHECKSUM_MISMATCH: 'transient-once',
   MODEL_LOAD_FAILED: 'transient-once',
+  // This worker's model was closed under the job (it is shutting down): another worker can run it.
+  MODEL_CLOSED: 'transient',
   ASR_FAILED: 'transient-once',
   ADDON_NOT_BUILT: 'transient-once',
   VAD_FAILED: 'transient-once',

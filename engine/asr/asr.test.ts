@@ -1,0 +1,379 @@
+/**
+ * The addon end to end on the synthetic-tiny model (random weights, real shape: the text is
+ * meaningless but deterministic) and real speech: loading, transcribing, concurrency, the event
+ * loop, progress, abort, close, errors, language detection and whisper.cpp's VAD.
+ */
+
+import { getEventListeners } from 'node:events';
+import {
+  closeSync,
+  copyFileSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EngineError } from '../errors.ts';
+import type { Progress } from '../types.ts';
+import { type AsrResult, addonPath, detectSpeechWhisperVad, WhisperModel, whisperCliPath } from './index.ts';
+import { decodePcm, fixture, syntheticTiny } from './test-support.ts';
+
+async function codeOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(EngineError);
+    return (err as EngineError).code;
+  }
+  throw new Error('expected a rejection');
+}
+
+// Each whisper run takes seconds here, many more when other jobs share the 2 cores.
+const SLOW = 240_000;
+
+// Greedy, temperature 0, no fallback: the deterministic setting every comparison here uses.
+const GREEDY = { language: 'en', threads: 2, temperatureIncrement: 0, bestOf: 1 } as const;
+
+let modelPath: string;
+let model: WhisperModel;
+let jfk: Float32Array;
+let tmp: string;
+
+// One observed run shared by several tests: its result, its progress events, the event loop's
+// largest gap while it ran, and how long it took.
+let first: AsrResult;
+const progress: Progress[] = [];
+let maxTickGapMs = 0;
+let firstRunMs = 0;
+
+beforeAll(async () => {
+  tmp = mkdtempSync(join(tmpdir(), 'asr-test-'));
+  modelPath = await syntheticTiny();
+  jfk = decodePcm(fixture('jfk'));
+  model = await WhisperModel.load(modelPath, { useGpu: false });
+
+  let last = performance.now();
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    maxTickGapMs = Math.max(maxTickGapMs, now - last);
+    last = now;
+  }, 10);
+  const started = performance.now();
+  try {
+    first = await model.transcribe(jfk, GREEDY, { onProgress: (p) => progress.push(p) });
+  } finally {
+    clearInterval(ticker);
+  }
+  firstRunMs = performance.now() - started;
+}, SLOW);
+
+afterAll(async () => {
+  await model?.close();
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('WhisperModel', () => {
+  it('finds the built addon and its whisper-cli', () => {
+    expect(addonPath()).toMatch(/whisper_addon\.node$/);
+    expect(whisperCliPath()).toMatch(/whisper-cli$/);
+  });
+
+  it('reports what it loaded', () => {
+    expect(model.info).toMatchObject({ type: 'tiny', multilingual: true, nMels: 80, nVocab: 51865, backend: 'cpu' });
+    expect(model.info.dtw).toBe('tiny'); // dtw: 'auto' picked the preset from the model's shape
+    expect(model.info.system).toContain('CPU');
+  });
+
+  it('transcribes jfk.wav into segments and words in seconds', () => {
+    expect(first.language).toBe('en');
+    expect(first.languageProbability).toBeUndefined(); // a hint was given
+    expect(first.duration).toBe(11);
+    expect(first.segments.length).toBeGreaterThan(0);
+    for (const seg of first.segments) {
+      expect(seg.end).toBeGreaterThanOrEqual(seg.start);
+      expect(seg.text.length).toBeGreaterThan(0);
+      expect(seg.words?.length).toBeGreaterThan(0);
+      for (const w of seg.words ?? []) {
+        expect(w.start).toBeGreaterThanOrEqual(seg.start);
+        expect(w.end).toBeLessThanOrEqual(seg.end);
+        expect(w.end).toBeGreaterThanOrEqual(w.start);
+        expect(w.p).toBeGreaterThan(0);
+        expect(w.p).toBeLessThanOrEqual(1);
+        expect(w.text).not.toMatch(/^ /);
+      }
+      const joined = (seg.words ?? []).map((w) => w.text).join('');
+      expect(seg.text.replace(/\s+/g, '')).toBe(joined.replace(/\s+/g, ''));
+    }
+  });
+
+  it('sends monotonic progress that ends at 1', () => {
+    expect(progress.length).toBeGreaterThanOrEqual(2);
+    for (let i = 1; i < progress.length; i++) {
+      expect(progress[i]!.fraction!).toBeGreaterThan(progress[i - 1]!.fraction!);
+    }
+    expect(progress.every((p) => p.stage === 'asr')).toBe(true);
+    expect(progress.at(-1)).toEqual({ stage: 'asr', fraction: 1, done: 11 });
+  });
+
+  it('keeps the event loop ticking while inference runs on its own thread', () => {
+    // Inference holds two cores for seconds; the JS thread must stay free to tick every 10 ms.
+    expect(firstRunMs).toBeGreaterThan(500);
+    expect(maxTickGapMs).toBeLessThan(200);
+  });
+
+  it(
+    'gives two concurrent jobs on one model the same result as a job alone',
+    async () => {
+      const [a, b] = await Promise.all([
+        model.transcribe(jfk, { ...GREEDY, threads: 1 }),
+        model.transcribe(jfk, { ...GREEDY, threads: 1 }),
+      ]);
+      expect(a).toEqual(first);
+      expect(b).toEqual(first);
+    },
+    SLOW,
+  );
+
+  it(
+    'shifts every time by run.offset',
+    async () => {
+      const shifted = await model.transcribe(jfk, GREEDY, { offset: 30 });
+      expect(shifted.segments.length).toBe(first.segments.length);
+      shifted.segments.forEach((seg, i) => {
+        const base = first.segments[i]!;
+        expect(seg.start).toBeCloseTo(base.start + 30, 6);
+        expect(seg.end).toBeCloseTo(base.end + 30, 6);
+        expect(seg.words?.map((w) => w.start)).toEqual(base.words?.map((w) => expect.closeTo(w.start + 30, 6)));
+      });
+    },
+    SLOW,
+  );
+
+  it(
+    'rejects with ABORTED within a second of the signal firing, and can run again after',
+    async () => {
+      const ac = new AbortController();
+      let firedAt = 0;
+      const timer = setTimeout(() => {
+        firedAt = performance.now();
+        ac.abort(new Error('client went away'));
+      }, 400); // inside the encoder's first pass
+      const started = performance.now();
+      const err = await model.transcribe(jfk, GREEDY, { signal: ac.signal }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      clearTimeout(timer);
+      const settled = performance.now();
+      expect(err).toBeInstanceOf(EngineError);
+      expect((err as EngineError).code).toBe('ABORTED');
+      expect((err as EngineError).cause).toEqual(new Error('client went away'));
+      expect(firedAt).toBeGreaterThan(started);
+      expect(settled - firedAt).toBeLessThan(1000);
+      expect(getEventListeners(ac.signal, 'abort')).toHaveLength(0);
+
+      const again = await model.transcribe(jfk, GREEDY);
+      expect(again).toEqual(first);
+    },
+    SLOW,
+  );
+
+  it(
+    'survives aborts at any point of a run (encoder, decoder, DTW)',
+    async () => {
+      // Node-level aborts are armed only inside the encoder: an abort that landed in the DTW pass
+      // would hit a whisper.cpp assertion and kill the process. Spread aborts over a whole run.
+      for (const at of [0.1, 0.5, 0.8, 0.9, 0.97]) {
+        const ac = new AbortController();
+        const timer = setTimeout(() => ac.abort(), Math.round(firstRunMs * at));
+        const outcome = await model.transcribe(jfk, GREEDY, { signal: ac.signal }).then(
+          (r) => r,
+          (e: unknown) => (e as EngineError).code,
+        );
+        clearTimeout(timer);
+        if (typeof outcome === 'string') expect(outcome).toBe('ABORTED');
+        else expect(outcome).toEqual(first); // finished before the signal fired
+      }
+    },
+    SLOW,
+  );
+
+  it(
+    'rejects an already-aborted signal without starting, and removes its listener after a run',
+    async () => {
+      const ac = new AbortController();
+      ac.abort();
+      expect(await codeOf(model.transcribe(jfk, GREEDY, { signal: ac.signal }))).toBe('ABORTED');
+      expect(await codeOf(model.detectLanguage(jfk, {}, { signal: ac.signal }))).toBe('ABORTED');
+
+      const live = new AbortController();
+      await model.detectLanguage(jfk, { threads: 2 }, { signal: live.signal });
+      expect(getEventListeners(live.signal, 'abort')).toHaveLength(0);
+    },
+    SLOW,
+  );
+
+  it(
+    'detects a language with its probability',
+    async () => {
+      const { language, probability } = await model.detectLanguage(jfk, { threads: 2 });
+      expect(language).toMatch(/^[a-z]{2,3}$/);
+      expect(probability).toBeGreaterThan(0);
+      expect(probability).toBeLessThanOrEqual(1);
+      // transcribe() with no hint reports the same detection
+      const auto = await model.transcribe(jfk.subarray(0, 16000 * 3), { threads: 2, temperatureIncrement: 0 });
+      const alone = await model.detectLanguage(jfk.subarray(0, 16000 * 3), { threads: 2 });
+      expect(auto.language).toBe(alone.language);
+      expect(auto.languageProbability).toBeCloseTo(alone.probability, 6);
+    },
+    SLOW,
+  );
+
+  it(
+    'returns raw tokens with their bytes when asked',
+    async () => {
+      const r = await model.transcribe(jfk, { ...GREEDY, rawTokens: true });
+      expect(r.segments).toEqual(first.segments);
+      expect(r.tokens).toHaveLength(first.segments.length);
+      for (const seg of r.tokens ?? []) {
+        for (const t of seg) {
+          expect(Number.isInteger(t.id)).toBe(true);
+          expect(t.text).toBe(new TextDecoder().decode(t.bytes));
+        }
+      }
+    },
+    SLOW,
+  );
+});
+
+describe('WhisperModel failures', () => {
+  it('MODEL_LOAD_FAILED for a missing file, a directory, random bytes and a truncated model', async () => {
+    expect(await codeOf(WhisperModel.load(join(tmp, 'nope.bin')))).toBe('MODEL_LOAD_FAILED');
+    expect(await codeOf(WhisperModel.load(tmp))).toBe('MODEL_LOAD_FAILED');
+    const random = join(tmp, 'random.bin');
+    writeFileSync(random, Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) % 251)));
+    expect(await codeOf(WhisperModel.load(random))).toBe('MODEL_LOAD_FAILED');
+    const truncated = join(tmp, 'truncated.bin');
+    writeFileSync(truncated, readFileSync(modelPath).subarray(0, 5_000_000));
+    expect(await codeOf(WhisperModel.load(truncated))).toBe('MODEL_LOAD_FAILED');
+  });
+
+  it('MODEL_LOAD_FAILED, not a crash, for corrupt header fields whisper.cpp would assert on', async () => {
+    // Byte offsets in the ggml header: 4 n_vocab, 44 ftype; 48 n_mel; the first tensor's n_dims
+    // sits right after the vocabulary (found by the same walk whisper.cpp does).
+    const original = readFileSync(modelPath);
+    const firstTensor = firstTensorOffset(original);
+    const cases: Array<[string, number, number]> = [
+      ['ftype', 44, 999],
+      ['n_vocab', 4, -5],
+      ['n_mel', 48, 1 << 30],
+      ['tensor n_dims', firstTensor, 9],
+      ['tensor type', firstTensor + 8, 1234],
+    ];
+    for (const [what, offset, value] of cases) {
+      const path = join(tmp, `corrupt-${what.replace(/\W/g, '-')}.bin`);
+      copyFileSync(modelPath, path);
+      const fd = openSync(path, 'r+');
+      const b = Buffer.alloc(4);
+      b.writeInt32LE(value);
+      writeSync(fd, b, 0, 4, offset);
+      closeSync(fd);
+      expect(await codeOf(WhisperModel.load(path)), what).toBe('MODEL_LOAD_FAILED');
+      rmSync(path);
+    }
+  });
+
+  it('INVALID_OPTIONS for bad options, before any work starts', async () => {
+    const bad: Array<Promise<unknown>> = [
+      WhisperModel.load(''),
+      WhisperModel.load(modelPath, { dtw: 'huge' }),
+      WhisperModel.load(modelPath, { dtw: 'auto', flashAttn: true }),
+      WhisperModel.load(modelPath, { gpuDevice: -1 }),
+      model.transcribe(new Float64Array(10) as unknown as Float32Array),
+      model.transcribe(new Float32Array(0)),
+      model.transcribe(jfk, { threads: 0 }),
+      model.transcribe(jfk, { language: 'xx' }),
+      model.transcribe(jfk, { beamSize: 'five' as unknown as number }),
+      model.transcribe(jfk, { temperature: Number.NaN }),
+      model.transcribe(jfk, { initialPrompt: 42 as unknown as string }),
+      model.transcribe(jfk, {}, { offset: -1 }),
+      model.transcribe(jfk, {}, { signal: 'stop' as unknown as AbortSignal }),
+      model.detectLanguage(jfk, { threads: 1.5 }),
+      detectSpeechWhisperVad(jfk, fixture('sileroGgml'), { threshold: 2 }),
+    ];
+    for (const p of bad) expect(await codeOf(p)).toBe('INVALID_OPTIONS');
+  });
+
+  it(
+    'close() waits for running jobs, frees the model, and later jobs get MODEL_CLOSED',
+    async () => {
+      const m = await WhisperModel.load(modelPath, { useGpu: false });
+      const job = m.transcribe(jfk, GREEDY);
+      let jobDone = false;
+      void job.then(() => {
+        jobDone = true;
+      });
+      await m.close();
+      expect(jobDone).toBe(true);
+      expect((await job).segments).toEqual(first.segments);
+      expect(await codeOf(m.transcribe(jfk, GREEDY))).toBe('MODEL_CLOSED');
+      await m.close(); // idempotent
+    },
+    SLOW,
+  );
+});
+
+describe('detectSpeechWhisperVad', () => {
+  it("finds jfk.wav's four speech segments with whisper.cpp's Silero VAD", async () => {
+    const spans = await detectSpeechWhisperVad(jfk, fixture('sileroGgml'), { threads: 1 });
+    expect(spans).toHaveLength(4);
+    let prevEnd = 0;
+    for (const s of spans) {
+      expect(s.start).toBeGreaterThanOrEqual(prevEnd);
+      expect(s.end).toBeGreaterThan(s.start);
+      prevEnd = s.end;
+    }
+    expect(prevEnd).toBeLessThanOrEqual(11);
+  });
+
+  it(
+    'stops at an abort mid-way through long audio',
+    async () => {
+      const long = new Float32Array(jfk.length * 120); // 22 minutes
+      for (let i = 0; i < 120; i++) long.set(jfk, i * jfk.length);
+      const ac = new AbortController();
+      let firedAt = 0;
+      const timer = setTimeout(() => {
+        firedAt = performance.now();
+        ac.abort();
+      }, 50);
+      const code = await codeOf(detectSpeechWhisperVad(long, fixture('sileroGgml'), {}, { signal: ac.signal }));
+      clearTimeout(timer);
+      expect(code).toBe('ABORTED');
+      expect(firedAt).toBeGreaterThan(0);
+      expect(performance.now() - firedAt).toBeLessThan(1000);
+    },
+    SLOW,
+  );
+
+  it('MODEL_LOAD_FAILED for a missing VAD model', async () => {
+    expect(await codeOf(detectSpeechWhisperVad(jfk, join(tmp, 'no-vad.bin')))).toBe('MODEL_LOAD_FAILED');
+  });
+});
+
+/** Offset of the first tensor header: after magic, 11 hparams, the mel filters and the vocabulary. */
+function firstTensorOffset(b: Buffer): number {
+  let at = 4 + 11 * 4;
+  const nMel = b.readInt32LE(at);
+  const nFft = b.readInt32LE(at + 4);
+  at += 8 + nMel * nFft * 4;
+  const nTokens = b.readInt32LE(at);
+  at += 4;
+  for (let i = 0; i < nTokens; i++) at += 4 + b.readUInt32LE(at);
+  return at;
+}

@@ -1,0 +1,545 @@
+/**
+ * engine/asr: the typed face of our whisper.cpp N-API addon (engine/asr/native).
+ *
+ * Owns: finding and loading the built addon, validating options (INVALID_OPTIONS), mapping
+ * native failures to EngineError codes, wiring AbortSignals and progress, turning whisper.cpp's
+ * raw tokens into words (words.ts), and the model's lifetime (close() waits for running jobs).
+ * All inference runs on native threads; nothing here blocks the event loop beyond copying the
+ * input samples.
+ */
+
+import { existsSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { abortError, EngineError, type EngineErrorCode } from '../errors.ts';
+import type { AsrOptions, RunOptions, Segment } from '../types.ts';
+import { buildSegment, csToSeconds, type NativeSegment, type NativeTokens, tokenBytes } from './words.ts';
+
+export const SAMPLE_RATE = 16_000;
+
+export interface LoadOptions {
+  /** Use the GPU when the addon was built with CUDA and a device exists (default true). */
+  useGpu?: boolean;
+  gpuDevice?: number;
+  /**
+   * Flash attention (faster, especially on GPU). whisper.cpp cannot combine it with DTW, so it
+   * defaults to on only when `dtw` is false; asking for both is INVALID_OPTIONS.
+   */
+  flashAttn?: boolean;
+  /**
+   * DTW word timing: 'auto' (default) picks whisper.cpp's alignment-head preset from the model's
+   * shape; a preset name as whisper-cli's --dtw takes it ('tiny', 'base.en', 'large.v3', ...);
+   * false uses whisper's token timestamps only.
+   */
+  dtw?: 'auto' | string | false;
+  /** Let whisper.cpp/ggml log to stderr. Process-wide: the last load() that sets it wins. */
+  verbose?: boolean;
+}
+
+export interface ModelInfo {
+  /** tiny | base | small | medium | large */
+  type: string;
+  multilingual: boolean;
+  nMels: number;
+  nVocab: number;
+  backend: 'cpu' | 'cuda';
+  /** whisper.cpp's system info line (SIMD features, OpenMP, ...). */
+  system: string;
+  /** The DTW alignment-head preset in use, absent when DTW is off. */
+  dtw?: string;
+  flashAttn: boolean;
+}
+
+export interface AsrRunOptions extends RunOptions {
+  /** Seconds added to every time (the window's position in the whole media). */
+  offset?: number;
+}
+
+export interface RawToken {
+  id: number;
+  /** The token's bytes as text; a token that holds part of a UTF-8 character shows U+FFFD. */
+  text: string;
+  /** The token's exact bytes (whisper-cli merges partial characters; parity needs the bytes). */
+  bytes: Uint8Array;
+  p: number;
+  /** Seconds (+ offset); -1 when whisper.cpp computed no token timestamps. */
+  t0: number;
+  t1: number;
+  /** DTW time in seconds (+ offset), for text tokens when DTW is on. */
+  tDtw?: number;
+}
+
+export interface AsrResult {
+  language: string;
+  languageProbability?: number;
+  duration: number;
+  segments: Segment[];
+  /** Per segment, every token whisper.cpp produced (specials included), when opts.rawTokens. */
+  tokens?: RawToken[][];
+}
+
+export interface TranscribeOptions extends AsrOptions {
+  rawTokens?: boolean;
+  /** Don't condition on the previous window's text (whisper.cpp's default: true). */
+  noContext?: boolean;
+  singleSegment?: boolean;
+  /** Max tokens per segment, 0 = no limit. */
+  maxTokens?: number;
+}
+
+export interface WhisperVadOptions {
+  threshold?: number;
+  minSpeechMs?: number;
+  minSilenceMs?: number;
+  speechPadMs?: number;
+  threads?: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The native module's shape (engine/asr/native/src/addon.cpp).
+
+interface NativeHandle<T> {
+  promise: Promise<T>;
+  abort(): void;
+}
+
+interface NativeInfo extends ModelInfo {
+  nAudioLayer: number;
+  nTextLayer: number;
+  nTextCtx: number;
+  tokenEot: number;
+  tokenBeg: number;
+}
+
+interface NativeResult {
+  language: string;
+  languageProbability?: number;
+  nSamples: number;
+  segments: NativeSegment[];
+  tokens: NativeTokens;
+}
+
+interface NativeModel {
+  info(): NativeInfo;
+  transcribe(pcm: Float32Array, params: object, onProgress?: (percent: number) => void): NativeHandle<NativeResult>;
+  detectLanguage(pcm: Float32Array, threads: number): NativeHandle<{ language: string; probability: number }>;
+  free(): NativeHandle<void>;
+}
+
+interface NativeAddon {
+  load(path: string, opts: object): NativeHandle<NativeModel>;
+  vadDetect(pcm: Float32Array, modelPath: string, opts: object): NativeHandle<Float32Array>;
+  setLogging(enabled: boolean): void;
+  languages(): string[];
+  version: string;
+  systemInfo: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Finding the addon.
+
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ADDON_FILE = 'whisper_addon.node';
+/** CUDA first: a GPU host that built it wants it; with useGpu false it still runs on the CPU. */
+const ADDON_DIRS = [join(REPO_ROOT, 'build/addon-cuda'), join(REPO_ROOT, 'build/addon')];
+
+/** Where the built addon lives; throws ADDON_NOT_BUILT when neither build exists. */
+export function addonPath(): string {
+  for (const dir of ADDON_DIRS) {
+    const p = join(dir, ADDON_FILE);
+    if (existsSync(p)) return p;
+  }
+  throw new EngineError('ADDON_NOT_BUILT', 'The whisper.cpp addon is not built: run `npm run build:addon`.', {
+    details: { looked: ADDON_DIRS.map((d) => join(d, ADDON_FILE)) },
+  });
+}
+
+/** whisper-cli built by the same CMake build, from the same source and flags, as the addon. */
+export function whisperCliPath(): string {
+  const p = join(dirname(addonPath()), 'bin', 'whisper-cli');
+  if (!existsSync(p)) {
+    throw new EngineError('ADDON_NOT_BUILT', `whisper-cli is missing at ${p}: run \`npm run build:addon\`.`);
+  }
+  return p;
+}
+
+let native: NativeAddon | undefined;
+let languageSet: Set<string> | undefined;
+
+function addon(): NativeAddon {
+  if (native) return native;
+  const path = addonPath();
+  try {
+    native = createRequire(import.meta.url)(path) as NativeAddon;
+  } catch (cause) {
+    throw new EngineError('ADDON_NOT_BUILT', `The whisper.cpp addon at ${path} could not be loaded.`, { cause });
+  }
+  return native;
+}
+
+/** whisper.cpp's language codes ('en', 'de', ..., 'yue'). */
+export function whisperLanguages(): string[] {
+  return addon().languages();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation.
+
+function invalid(message: string): EngineError {
+  return new EngineError('INVALID_OPTIONS', message);
+}
+
+function checkBool(name: string, v: unknown): boolean | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'boolean') throw invalid(`${name} must be a boolean.`);
+  return v;
+}
+
+function checkInt(name: string, v: unknown, min: number, max: number): number | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+    throw invalid(`${name} must be an integer from ${min} to ${max}.`);
+  }
+  return v;
+}
+
+function checkNum(name: string, v: unknown, min: number, max: number): number | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) {
+    throw invalid(`${name} must be a number from ${min} to ${max}.`);
+  }
+  return v;
+}
+
+function checkObject(name: string, v: unknown): Record<string, unknown> {
+  if (v === undefined) return {};
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw invalid(`${name} must be an object.`);
+  return v as Record<string, unknown>;
+}
+
+function checkPcm(pcm: unknown): Float32Array {
+  if (!(pcm instanceof Float32Array)) throw invalid('pcm must be a Float32Array of 16 kHz mono samples.');
+  if (pcm.length === 0) throw invalid('pcm is empty.');
+  return pcm;
+}
+
+function checkSignal(signal: unknown): AbortSignal | undefined {
+  if (signal === undefined) return undefined;
+  if (!(signal instanceof AbortSignal)) throw invalid('signal must be an AbortSignal.');
+  return signal;
+}
+
+function checkProgress(fn: unknown): RunOptions['onProgress'] {
+  if (fn === undefined) return undefined;
+  if (typeof fn !== 'function') throw invalid('onProgress must be a function.');
+  return fn as RunOptions['onProgress'];
+}
+
+const DTW_PRESETS = new Set([
+  'tiny',
+  'tiny.en',
+  'base',
+  'base.en',
+  'small',
+  'small.en',
+  'medium',
+  'medium.en',
+  'large.v1',
+  'large.v2',
+  'large.v3',
+  'large.v3.turbo',
+]);
+
+const MAX_THREADS = 256;
+
+function defaultThreads(): number {
+  return Math.min(4, availableParallelism());
+}
+
+function checkLanguage(v: unknown): string | undefined {
+  if (v === undefined || v === 'auto') return undefined;
+  if (typeof v !== 'string') throw invalid('language must be a string.');
+  languageSet ??= new Set(addon().languages());
+  if (!languageSet.has(v)) throw invalid(`language '${v}' is not one whisper.cpp knows.`);
+  return v;
+}
+
+interface NativeParams {
+  language?: string;
+  translate?: boolean;
+  tokenTimestamps: boolean;
+  noContext?: boolean;
+  singleSegment?: boolean;
+  maxTokens?: number;
+  threads: number;
+  beamSize?: number;
+  bestOf?: number;
+  temperature?: number;
+  temperatureInc?: number;
+  entropyThold?: number;
+  logprobThold?: number;
+  noSpeechThold?: number;
+  initialPrompt?: string;
+}
+
+function transcribeParams(opts: Record<string, unknown>): { params: NativeParams; words: boolean; raw: boolean } {
+  if (opts.initialPrompt !== undefined && typeof opts.initialPrompt !== 'string') {
+    throw invalid('initialPrompt must be a string.');
+  }
+  const words = checkBool('wordTimestamps', opts.wordTimestamps) ?? true;
+  const params: NativeParams = {
+    language: checkLanguage(opts.language),
+    translate: checkBool('translate', opts.translate),
+    tokenTimestamps: words,
+    noContext: checkBool('noContext', opts.noContext),
+    singleSegment: checkBool('singleSegment', opts.singleSegment),
+    maxTokens: checkInt('maxTokens', opts.maxTokens, 0, 1024),
+    threads: checkInt('threads', opts.threads, 1, MAX_THREADS) ?? defaultThreads(),
+    beamSize: checkInt('beamSize', opts.beamSize, 1, 16),
+    bestOf: checkInt('bestOf', opts.bestOf, 1, 16),
+    temperature: checkNum('temperature', opts.temperature, 0, 1),
+    temperatureInc: checkNum('temperatureIncrement', opts.temperatureIncrement, 0, 1),
+    entropyThold: checkNum('entropyThreshold', opts.entropyThreshold, 0, 100),
+    logprobThold: checkNum('logprobThreshold', opts.logprobThreshold, -100, 0),
+    noSpeechThold: checkNum('noSpeechThreshold', opts.noSpeechThreshold, 0, 1),
+    initialPrompt: opts.initialPrompt as string | undefined,
+  };
+  return { params, words, raw: checkBool('rawTokens', opts.rawTokens) ?? false };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running a native job under an AbortSignal.
+
+const NATIVE_CODES = new Set<EngineErrorCode>([
+  'ABORTED',
+  'ASR_FAILED',
+  'MODEL_LOAD_FAILED',
+  'VAD_FAILED',
+  'INVALID_OPTIONS',
+]);
+
+function toEngineError(err: unknown, fallback: EngineErrorCode, signal?: AbortSignal): EngineError {
+  if (err instanceof EngineError) return err;
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code === 'ABORTED') return abortError(signal, 'transcription');
+  if (typeof code === 'string' && NATIVE_CODES.has(code as EngineErrorCode)) {
+    return new EngineError(code as EngineErrorCode, (err as Error).message, { cause: err });
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return new EngineError(fallback, message, { cause: err });
+}
+
+async function runNative<T>(
+  start: () => NativeHandle<T>,
+  signal: AbortSignal | undefined,
+  fallback: EngineErrorCode,
+): Promise<T> {
+  if (signal?.aborted) throw abortError(signal, 'transcription');
+  let handle: NativeHandle<T>;
+  try {
+    handle = start();
+  } catch (err) {
+    throw toEngineError(err, fallback, signal);
+  }
+  const onAbort = () => handle.abort();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await handle.promise;
+  } catch (err) {
+    throw toEngineError(err, fallback, signal);
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The model.
+
+export class WhisperModel {
+  readonly info: ModelInfo;
+  readonly #native: NativeModel;
+  readonly #eot: number;
+  readonly #inflight = new Set<Promise<unknown>>();
+  #closing: Promise<void> | undefined;
+
+  private constructor(nativeModel: NativeModel) {
+    this.#native = nativeModel;
+    const i = nativeModel.info();
+    this.#eot = i.tokenEot;
+    this.info = Object.freeze({
+      type: i.type,
+      multilingual: i.multilingual,
+      nMels: i.nMels,
+      nVocab: i.nVocab,
+      backend: i.backend,
+      system: i.system,
+      flashAttn: i.flashAttn,
+      ...(i.dtw ? { dtw: i.dtw } : {}),
+    });
+  }
+
+  /** Loads a ggml model file once (off the JS thread); many jobs may then run on it at once. */
+  static async load(path: string, opts: LoadOptions = {}): Promise<WhisperModel> {
+    if (typeof path !== 'string' || path === '') throw invalid('The model path must be a non-empty string.');
+    const o = checkObject('load options', opts);
+    const useGpu = checkBool('useGpu', o.useGpu) ?? true;
+    const gpuDevice = checkInt('gpuDevice', o.gpuDevice, 0, 64) ?? 0;
+    const verbose = checkBool('verbose', o.verbose);
+    const dtw = o.dtw ?? 'auto';
+    if (dtw !== false && dtw !== 'auto' && !(typeof dtw === 'string' && DTW_PRESETS.has(dtw))) {
+      throw invalid(`dtw must be 'auto', false or one of ${[...DTW_PRESETS].join(', ')}.`);
+    }
+    const flashAttn = checkBool('flashAttn', o.flashAttn) ?? dtw === false;
+    if (flashAttn && dtw !== false) {
+      throw invalid('flashAttn and dtw cannot be combined (whisper.cpp disables DTW under flash attention).');
+    }
+
+    const lib = addon();
+    if (verbose !== undefined) lib.setLogging(verbose);
+    try {
+      const s = await stat(path);
+      if (!s.isFile()) throw new Error('not a regular file');
+    } catch (cause) {
+      throw new EngineError('MODEL_LOAD_FAILED', `The model file ${path} cannot be read.`, {
+        cause,
+        details: { path },
+      });
+    }
+    const nativeModel = await runNative(
+      () => lib.load(path, { useGpu, gpuDevice, flashAttn, dtw: dtw === false ? '' : dtw }),
+      undefined,
+      'MODEL_LOAD_FAILED',
+    );
+    return new WhisperModel(nativeModel);
+  }
+
+  /** Transcribes 16 kHz mono samples. Times are seconds from the start of `pcm` plus `run.offset`. */
+  async transcribe(pcm: Float32Array, opts: TranscribeOptions = {}, run: AsrRunOptions = {}): Promise<AsrResult> {
+    const samples = checkPcm(pcm);
+    const { params, words, raw } = transcribeParams(checkObject('options', opts));
+    const r = checkObject('run options', run);
+    const signal = checkSignal(r.signal);
+    const onProgress = checkProgress(r.onProgress);
+    const offset = checkNum('offset', r.offset, 0, Number.MAX_SAFE_INTEGER) ?? 0;
+    const duration = samples.length / SAMPLE_RATE;
+
+    let last = -1;
+    const progress = onProgress
+      ? (percent: number) => {
+          const fraction = Math.min(Math.max(percent, 0), 100) / 100;
+          if (fraction <= last) return;
+          last = fraction;
+          try {
+            onProgress({ stage: 'asr', fraction, done: fraction * duration });
+          } catch {
+            // A throwing progress listener must not take the job (or the process) down.
+          }
+        }
+      : undefined;
+
+    const result = await this.#track(() =>
+      runNative(() => this.#native.transcribe(samples, params, progress), signal, 'ASR_FAILED'),
+    );
+
+    const timing = { eot: this.#eot, dtw: this.info.dtw !== undefined, offset };
+    const out: AsrResult = {
+      language: result.language,
+      duration,
+      segments: result.segments.map((s) => buildSegment(s, result.tokens, timing, words)),
+    };
+    if (result.languageProbability !== undefined) out.languageProbability = result.languageProbability;
+    if (raw) out.tokens = result.segments.map((s) => rawTokens(s, result.tokens, offset));
+    return out;
+  }
+
+  /** Detects the spoken language from the first 30 s. */
+  async detectLanguage(
+    pcm: Float32Array,
+    opts: { threads?: number } = {},
+    run: RunOptions = {},
+  ): Promise<{ language: string; probability: number }> {
+    const samples = checkPcm(pcm);
+    const o = checkObject('options', opts);
+    const threads = checkInt('threads', o.threads, 1, MAX_THREADS) ?? defaultThreads();
+    const signal = checkSignal(checkObject('run options', run).signal);
+    return this.#track(() => runNative(() => this.#native.detectLanguage(samples, threads), signal, 'ASR_FAILED'));
+  }
+
+  /** Waits for running jobs, then frees the model. Idempotent; later jobs fail with MODEL_CLOSED. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      await Promise.allSettled([...this.#inflight]);
+      await runNative(() => this.#native.free(), undefined, 'ASR_FAILED');
+    })();
+    return this.#closing;
+  }
+
+  async #track<T>(start: () => Promise<T>): Promise<T> {
+    if (this.#closing) throw new EngineError('MODEL_CLOSED', 'The model has been closed.');
+    const p = start();
+    this.#inflight.add(p);
+    try {
+      return await p;
+    } finally {
+      this.#inflight.delete(p);
+    }
+  }
+}
+
+function rawTokens(seg: NativeSegment, t: NativeTokens, offset: number): RawToken[] {
+  const out: RawToken[] = [];
+  for (let i = seg.tokenStart; i < seg.tokenStart + seg.tokenCount; i++) {
+    const bytes = tokenBytes(t, i).slice();
+    const tok: RawToken = {
+      id: t.id[i]!,
+      text: new TextDecoder().decode(bytes),
+      bytes,
+      p: t.p[i]!,
+      t0: t.t0[i]! < 0 ? -1 : csToSeconds(t.t0[i]!, offset),
+      t1: t.t1[i]! < 0 ? -1 : csToSeconds(t.t1[i]!, offset),
+    };
+    if (t.tDtw[i]! >= 0) tok.tDtw = csToSeconds(t.tDtw[i]!, offset);
+    out.push(tok);
+  }
+  return out;
+}
+
+/**
+ * whisper.cpp's built-in Silero VAD over 16 kHz mono samples, with the ggml weights at
+ * `vadModelPath` (e.g. ../shared/fixtures/vad/silero-v6.2.0-ggml.bin). Spans in seconds.
+ * An abort stops it between 32 ms chunks. The VAD file is whisper.cpp's to validate (it is
+ * configuration, not user input).
+ */
+export async function detectSpeechWhisperVad(
+  pcm: Float32Array,
+  vadModelPath: string,
+  opts: WhisperVadOptions = {},
+  run: RunOptions = {},
+): Promise<Array<{ start: number; end: number }>> {
+  const samples = checkPcm(pcm);
+  if (typeof vadModelPath !== 'string' || vadModelPath === '') throw invalid('vadModelPath must be a path.');
+  const o = checkObject('VAD options', opts);
+  const params = {
+    threshold: checkNum('threshold', o.threshold, 0, 1),
+    minSpeechMs: checkInt('minSpeechMs', o.minSpeechMs, 0, 600_000),
+    minSilenceMs: checkInt('minSilenceMs', o.minSilenceMs, 0, 600_000),
+    speechPadMs: checkInt('speechPadMs', o.speechPadMs, 0, 60_000),
+    threads: checkInt('threads', o.threads, 1, MAX_THREADS) ?? 1,
+  };
+  const signal = checkSignal(checkObject('run options', run).signal);
+  if (!existsSync(vadModelPath)) {
+    throw new EngineError('MODEL_LOAD_FAILED', `The VAD model file ${vadModelPath} does not exist.`, {
+      details: { path: vadModelPath },
+    });
+  }
+  const lib = addon();
+  const flat = await runNative(() => lib.vadDetect(samples, vadModelPath, params), signal, 'VAD_FAILED');
+  const spans: Array<{ start: number; end: number }> = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    spans.push({ start: csToSeconds(flat[i]!, 0), end: csToSeconds(flat[i + 1]!, 0) });
+  }
+  return spans;
+}

@@ -1,0 +1,197 @@
+/**
+ * Parity: the same model, audio and parameters through our addon and through whisper-cli built
+ * from the same whisper.cpp source must give the same tokens, token timestamps, DTW times and
+ * text. With random weights the text means nothing, so this is how correctness is shown.
+ *
+ * whisper-cli reads the 16 kHz mono wav itself; the addon gets the same file decoded by ffmpeg
+ * (bit-identical samples for s16 wav). Both: greedy, temperature 0, no fallback, 2 threads, no
+ * flash attention, DTW with the tiny alignment heads.
+ */
+
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RawToken, WhisperModel, whisperCliPath } from './index.ts';
+import { decodePcm, fixture, syntheticTiny, toWav16k } from './test-support.ts';
+
+const THREADS = 2;
+
+interface CliToken {
+  text: string;
+  offsets?: { from: number; to: number };
+  id: number;
+  p: number;
+  t_dtw: number;
+}
+interface CliSegment {
+  offsets: { from: number; to: number };
+  text: string;
+  tokens: CliToken[];
+}
+interface CliJson {
+  result: { language: string };
+  transcription: CliSegment[];
+}
+
+let tmp: string;
+let modelPath: string;
+let model: WhisperModel;
+
+beforeAll(async () => {
+  tmp = mkdtempSync(join(tmpdir(), 'asr-parity-'));
+  modelPath = await syntheticTiny();
+  model = await WhisperModel.load(modelPath, { useGpu: false, flashAttn: false, dtw: 'tiny' });
+});
+
+afterAll(async () => {
+  await model?.close();
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+function runCli(wav: string, language: string): CliJson {
+  const outBase = join(tmp, `cli-${Math.random().toString(36).slice(2)}`);
+  const args = [
+    ...['-m', modelPath, '-f', wav, '-t', String(THREADS), '-l', language],
+    ...['-bs', '1', '-bo', '1', '-tp', '0', '-nf', '-nfa', '-ng', '--dtw', 'tiny'],
+    ...['-ojf', '-of', outBase, '-np'],
+  ];
+  const r = spawnSync(whisperCliPath(), args, { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`whisper-cli failed (${r.status}): ${r.stderr}`);
+  return parseCliJson(readFileSync(`${outBase}.json`));
+}
+
+/**
+ * whisper-cli escapes only quotes and backslashes, so a token such as "\n" lands raw inside a
+ * JSON string. Escape control characters inside strings before parsing.
+ */
+function parseCliJson(raw: Buffer): CliJson {
+  const text = raw.toString('utf8');
+  let out = '';
+  let inString = false;
+  let escaped = false;
+  for (const ch of text) {
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (ch === '\\') escaped = true;
+      else if (ch === '"') inString = false;
+      else if (ch.charCodeAt(0) < 0x20) {
+        out += `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
+        continue;
+      }
+    } else if (ch === '"') inString = true;
+    out += ch;
+  }
+  return JSON.parse(out) as CliJson;
+}
+
+/** How many more bytes `b` needs to end on a whole UTF-8 character (whisper-cli's rule). */
+function utf8TrailingBytesNeeded(b: Uint8Array): number {
+  let i = b.length - 1;
+  while (i >= 0 && (b[i]! & 0xc0) === 0x80) i--;
+  if (i < 0) return 0;
+  const c = b[i]!;
+  const expected =
+    (c & 0x80) === 0 ? 1 : (c & 0xe0) === 0xc0 ? 2 : (c & 0xf0) === 0xe0 ? 3 : (c & 0xf8) === 0xf0 ? 4 : 0;
+  if (expected === 0) return 0;
+  const have = b.length - i;
+  return have >= expected ? 0 : expected - have;
+}
+
+interface Merged {
+  id: number;
+  text: string;
+  p: number;
+  t0: number;
+  t1: number;
+  tDtw: number;
+}
+
+/** Our tokens merged as whisper-cli merges them before writing JSON; times in centiseconds. */
+function mergeLikeCli(tokens: RawToken[]): Merged[] {
+  const cs = (t: number) => (t < 0 ? -1 : Math.round(t * 100));
+  const out: Merged[] = [];
+  for (let j = 0; j < tokens.length; ) {
+    const first = tokens[j]!;
+    let bytes = first.bytes;
+    let t1 = first.t1;
+    j++;
+    while (j < tokens.length && utf8TrailingBytesNeeded(bytes) > 0) {
+      const next = tokens[j]!;
+      bytes = Buffer.concat([bytes, next.bytes]);
+      if (next.t1 >= 0) t1 = next.t1;
+      j++;
+    }
+    out.push({
+      id: first.id,
+      text: Buffer.from(bytes).toString('utf8'),
+      p: first.p,
+      t0: cs(first.t0),
+      t1: cs(t1),
+      tDtw: first.tDtw === undefined ? -1 : cs(first.tDtw),
+    });
+  }
+  return out;
+}
+
+async function compare(wav: string, language: string): Promise<number> {
+  const cli = runCli(wav, language);
+  const ours = await model.transcribe(
+    decodePcm(wav),
+    {
+      language,
+      threads: THREADS,
+      beamSize: 1,
+      bestOf: 1,
+      temperature: 0,
+      temperatureIncrement: 0,
+      rawTokens: true,
+    },
+    {},
+  );
+
+  expect(ours.language).toBe(cli.result.language);
+  expect(ours.segments).toHaveLength(cli.transcription.length);
+  let nTokens = 0;
+  cli.transcription.forEach((cseg, i) => {
+    const seg = ours.segments[i]!;
+    expect(Math.round(seg.start * 1000), `segment ${i} start`).toBe(cseg.offsets.from);
+    expect(Math.round(seg.end * 1000), `segment ${i} end`).toBe(cseg.offsets.to);
+    expect(seg.text).toBe(cseg.text.trim());
+
+    const merged = mergeLikeCli(ours.tokens![i]!);
+    expect(merged.map((t) => t.id)).toEqual(cseg.tokens.map((t) => t.id));
+    expect(merged.map((t) => t.text)).toEqual(cseg.tokens.map((t) => t.text));
+    // whisper-cli writes token times as milliseconds (centiseconds × 10), only when it has both.
+    expect(merged.map((t) => (t.t0 >= 0 && t.t1 >= 0 ? [t.t0 * 10, t.t1 * 10] : null))).toEqual(
+      cseg.tokens.map((t) => (t.offsets ? [t.offsets.from, t.offsets.to] : null)),
+    );
+    expect(merged.map((t) => t.tDtw)).toEqual(cseg.tokens.map((t) => t.t_dtw));
+    // whisper-cli prints p with 6 significant digits.
+    merged.forEach((t, k) => {
+      expect(Math.abs(t.p - cseg.tokens[k]!.p)).toBeLessThanOrEqual(1e-5 * t.p);
+    });
+    nTokens += merged.length;
+  });
+  return nTokens;
+}
+
+describe('parity with whisper-cli (same source, same parameters)', () => {
+  it('jfk.wav: same tokens, timestamps, DTW times and text', async () => {
+    expect(await compare(fixture('jfk'), 'en')).toBeGreaterThan(0);
+  }, 240_000);
+
+  it('jfk.wav with language auto-detection: same language and tokens', async () => {
+    expect(await compare(fixture('jfk'), 'auto')).toBeGreaterThan(0);
+  }, 240_000);
+
+  it('a LibriVox clip (16 kHz): same tokens, timestamps, DTW times and text', async () => {
+    expect(await compare(fixture('librivox'), 'en')).toBeGreaterThan(0);
+  }, 240_000);
+
+  it('an LJSpeech clip resampled to 16 kHz: same tokens, timestamps, DTW times and text', async () => {
+    const wav = toWav16k(fixture('ljspeech'), join(tmp, 'lj16k.wav'));
+    expect(await compare(wav, 'en')).toBeGreaterThan(0);
+  }, 240_000);
+});
