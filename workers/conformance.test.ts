@@ -80,14 +80,19 @@ describe.each(backends)('queue conformance: $name', (backend) => {
     const events: JobEvent[] = [];
     await q.subscribe('a1', (e) => events.push(e));
     const progress: number[] = [];
-    const queued = await q.enqueue({ id: 'a1', source: 'standin:ok?ms=100&steps=4', options: { language: 'en' } });
+    const options = {
+      language: 'en',
+      sourcePolicy: { mode: 'allowlist' as const, hostSuffixes: ['media.example'] },
+      maxBytes: 1_000_000,
+    };
+    const queued = await q.enqueue({ id: 'a1', source: 'standin:ok?ms=100&steps=4', options });
     expect(queued.id).toBe('a1');
     expect(['queued', 'active']).toContain(queued.state);
     const transcript = await q.wait('a1', { onProgress: (p) => progress.push(p.fraction ?? -1) });
     expect(transcript.segments[0]?.text).toBe('stand-in transcript of a1');
     expect(progress.length).toBeGreaterThan(0);
     const status = await q.status('a1');
-    expect(status).toMatchObject({ id: 'a1', state: 'completed', attempts: 1, options: { language: 'en' } });
+    expect(status).toMatchObject({ id: 'a1', state: 'completed', attempts: 1, options });
     expect(status?.finishedAt).toBeGreaterThanOrEqual(status!.createdAt);
     expect(await q.result('a1')).toEqual(transcript);
     await until(() => events.some((e) => e.type === 'completed'));
@@ -270,6 +275,10 @@ describe.each(backends)('queue conformance: $name', (backend) => {
     expect(await codeOf(q.enqueue({ id: 'ok', source: 'x', options: { formats: ['doc' as 'vtt'] } }))).toBe(
       'INVALID_OPTIONS',
     );
+    expect(
+      await codeOf(q.enqueue({ id: 'ok', source: 'x', options: { sourcePolicy: { mode: 'anything' } as never } })),
+    ).toBe('INVALID_OPTIONS');
+    expect(await codeOf(q.enqueue({ id: 'ok', source: 'x', options: { maxBytes: -1 } }))).toBe('INVALID_OPTIONS');
     expect(await codeOf(q.wait('never-enqueued'))).toBe('JOB_NOT_FOUND');
     expect(await q.status('never-enqueued')).toBeUndefined();
     // Integer-looking ids are fine (BullMQ alone would refuse them).

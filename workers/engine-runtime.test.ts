@@ -24,7 +24,12 @@ function recordingFactories(failFirstLoadOf?: string) {
       created.push(options);
       return {
         async transcribe(source, asr, run) {
-          calls.push({ model: options.modelPath, source, options: asr, signal: run?.signal instanceof AbortSignal });
+          calls.push({
+            model: options.modelPath,
+            source: typeof source === 'string' ? source : 'stream',
+            options: asr,
+            signal: run?.signal instanceof AbortSignal,
+          });
           return { language: 'en', duration: 1, segments: [] };
         },
         async close() {
@@ -81,6 +86,25 @@ describe('engine runtime', () => {
     });
     await runtime.processor({ id: 'z', source: '/a.wav', options: { model: 'base' } }, ctx());
     expect(r.created.map((c) => c.modelPath)).toEqual(['/models/tiny.bin', '/models/base.bin']);
+    await runtime.close();
+  });
+
+  it('fetches a job that brings its own source policy under that policy, others through the engine', async () => {
+    const r = recordingFactories();
+    const runtime = await createEngineRuntime({ model: 'tiny' }, r.factories);
+    const allowlist = { mode: 'allowlist' as const, hostSuffixes: ['media.example'] };
+    // The real SafeFetcher refuses these before any connection is made.
+    await expect(
+      runtime.processor(
+        { id: 'a', source: 'https://elsewhere.example/a.mp3', options: { sourcePolicy: allowlist } },
+        ctx(),
+      ),
+    ).rejects.toMatchObject({ code: 'SOURCE_HOST_NOT_ALLOWED' });
+    await expect(
+      runtime.processor({ id: 'b', source: 'http://media.example/a.mp3', options: { maxBytes: 1000 } }, ctx()),
+    ).rejects.toMatchObject({ code: 'SOURCE_SCHEME_NOT_ALLOWED' });
+    await runtime.processor({ id: 'c', source: 'https://media.example/c.mp3' }, ctx());
+    expect(r.calls.map((c) => c.source)).toEqual(['https://media.example/c.mp3']);
     await runtime.close();
   });
 });

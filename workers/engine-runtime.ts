@@ -6,6 +6,8 @@
  * The engine and model functions come in as arguments (`EngineFactories`): this module holds the
  * policy (which models, which options), ./worker-main.ts and ./batch/main.ts hand it the real ones.
  */
+import type { Readable } from 'node:stream';
+import { SafeFetcher } from '../engine/source/index.ts';
 import type { AsrOptions, RunOptions, Transcript } from '../engine/types.ts';
 import { createEngineProcessor, EnginePool } from './processor.ts';
 import type { WorkerRuntime } from './worker.ts';
@@ -21,7 +23,7 @@ export interface EngineCreateOptions {
 }
 
 export interface EngineLike {
-  transcribe(source: string, options?: AsrOptions, run?: RunOptions): Promise<Transcript>;
+  transcribe(source: string | { stream: Readable }, options?: AsrOptions, run?: RunOptions): Promise<Transcript>;
   close(): Promise<void>;
 }
 
@@ -64,8 +66,13 @@ export async function createEngineRuntime(config: RuntimeConfig, factories: Engi
   };
   const pool = new EnginePool(load, config.model, config.models ?? [config.model]);
   await pool.get(undefined);
+  // For jobs that bring their own source policy or byte cap (the engine's fetcher has the worker's).
+  const fetcher = new SafeFetcher();
   return {
-    processor: createEngineProcessor({ engineFor: (model) => pool.get(model) }),
-    close: () => pool.close(),
+    processor: createEngineProcessor({ engineFor: (model) => pool.get(model), fetcher }),
+    close: async () => {
+      await pool.close();
+      await fetcher.close();
+    },
   };
 }

@@ -43,6 +43,19 @@ export function validateJobInput(input: TranscriptionJobInput): TranscriptionJob
   ) {
     throw invalid(`formats is a list of ${CAPTION_FORMATS.join(', ')}.`);
   }
+  if (o.sourcePolicy !== undefined) {
+    const p = o.sourcePolicy as { mode?: unknown; hostSuffixes?: unknown };
+    const okList =
+      Array.isArray(p.hostSuffixes) &&
+      p.hostSuffixes.length <= 1000 &&
+      p.hostSuffixes.every((h) => typeof h === 'string' && h.length > 0 && h.length <= 253);
+    if (!(p.mode === 'public' || (p.mode === 'allowlist' && okList))) {
+      throw invalid('sourcePolicy is {mode: "public"} or {mode: "allowlist", hostSuffixes: [...]}.');
+    }
+  }
+  if (o.maxBytes !== undefined && (!Number.isSafeInteger(o.maxBytes) || o.maxBytes < 1)) {
+    throw invalid('maxBytes is a positive integer.');
+  }
   // Only known keys travel: a stored job is exactly what the worker will act on.
   const options: TranscriptionJobInput['options'] = {};
   if (o.language !== undefined) options.language = o.language;
@@ -51,6 +64,13 @@ export function validateJobInput(input: TranscriptionJobInput): TranscriptionJob
   if (o.initialPrompt !== undefined) options.initialPrompt = o.initialPrompt;
   if (o.formats !== undefined) options.formats = [...o.formats];
   if (o.model !== undefined) options.model = o.model;
+  if (o.sourcePolicy !== undefined) {
+    options.sourcePolicy =
+      o.sourcePolicy.mode === 'allowlist'
+        ? { mode: 'allowlist', hostSuffixes: [...o.sourcePolicy.hostSuffixes] }
+        : { mode: 'public' };
+  }
+  if (o.maxBytes !== undefined) options.maxBytes = o.maxBytes;
   return { id: input.id, source: input.source, options };
 }
 

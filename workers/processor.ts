@@ -4,21 +4,32 @@
  * per-model lookup) so the queue stays testable without a model and the worker decides how engines
  * are made and kept (see ./worker.ts).
  */
+import type { Readable } from 'node:stream';
 import { EngineError } from '../engine/errors.ts';
+import type { SourceOptions } from '../engine/source/index.ts';
 import type { AsrOptions, RunOptions, Transcript } from '../engine/types.ts';
 import type { JobProcessor } from './types.ts';
 
 /** The part of `Engine` (engine/index.ts) a processor uses. */
 export interface TranscribingEngine {
-  transcribe(source: string, options?: AsrOptions, run?: RunOptions): Promise<Transcript>;
+  transcribe(source: string | { stream: Readable }, options?: AsrOptions, run?: RunOptions): Promise<Transcript>;
+}
+
+/** The part of engine/source's SafeFetcher a processor uses. */
+export interface FetcherLike {
+  open(url: string, options?: SourceOptions): Promise<{ body: Readable }>;
 }
 
 export interface EngineProcessorOptions {
   /** The engine for a job's model; `undefined` means the worker's default model. */
   engineFor: (model: string | undefined) => Promise<TranscribingEngine>;
+  /** Fetches URL sources of jobs that carry their own source policy or byte cap. */
+  fetcher?: FetcherLike;
   /** CPU threads per job, passed to whisper.cpp. */
   threads?: number;
 }
+
+const URL_LIKE = /^[a-z][a-z0-9+.-]*:/i;
 
 export function createEngineProcessor(options: EngineProcessorOptions): JobProcessor {
   return async (job, { signal, onProgress }) => {
@@ -30,7 +41,23 @@ export function createEngineProcessor(options: EngineProcessorOptions): JobProce
     if (o.translate !== undefined) asr.translate = o.translate;
     if (o.initialPrompt !== undefined) asr.initialPrompt = o.initialPrompt;
     if (options.threads !== undefined) asr.threads = options.threads;
-    return engine.transcribe(job.source, asr, { signal, onProgress });
+    const run = { signal, onProgress };
+    if ((o.sourcePolicy === undefined && o.maxBytes === undefined) || !URL_LIKE.test(job.source)) {
+      return engine.transcribe(job.source, asr, run);
+    }
+    // The job's own rules for the fetch: opened here, handed to the engine as a stream.
+    if (!options.fetcher) {
+      throw new EngineError('INVALID_OPTIONS', 'This worker cannot apply a per-job source policy (no fetcher).');
+    }
+    const fetchOptions: SourceOptions = { ...run };
+    if (o.sourcePolicy) fetchOptions.policy = o.sourcePolicy;
+    if (o.maxBytes !== undefined) fetchOptions.maxBytes = o.maxBytes;
+    const { body } = await options.fetcher.open(job.source, fetchOptions);
+    try {
+      return await engine.transcribe({ stream: body }, asr, run);
+    } finally {
+      body.destroy();
+    }
   };
 }
 

@@ -16,6 +16,7 @@
  */
 import type { CaptionFormat } from '../engine/captions/index.ts';
 import type { EngineErrorCode } from '../engine/errors.ts';
+import type { SourcePolicy } from '../engine/source/index.ts';
 import type { Progress, Transcript } from '../engine/types.ts';
 
 export { CAPTION_FORMATS, type CaptionFormat } from '../engine/captions/index.ts';
@@ -30,6 +31,14 @@ export interface TranscriptionJobOptions {
   formats?: CaptionFormat[];
   /** Model name (or path) the worker should use; omit for the worker's default. */
   model?: string;
+  /**
+   * Which URLs the worker may fetch for this job, when the producer decides per request (the API: an
+   * allow-list for signed-in users, the public internet for the paid route); omit for the worker's
+   * own policy. Producers are trusted: whoever can write to the queue can already run jobs.
+   */
+  sourcePolicy?: SourcePolicy;
+  /** Byte cap on a URL source; omit for the engine's default (200 MiB). */
+  maxBytes?: number;
 }
 
 export interface TranscriptionJobInput {
