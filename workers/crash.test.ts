@@ -100,7 +100,7 @@ describe('worker processes', () => {
       }
     }
     expect(lost).toBe(0);
-  });
+  }, 300_000);
 
   it('on SIGTERM lets the active job finish, then exits 0', async () => {
     const name = freshQueueName('term');
@@ -114,7 +114,7 @@ describe('worker processes', () => {
     expect(await worker.exited).toEqual({ code: 0, signal: null });
     expect(worker.has('job-completed', 'finish-me')).toBe(true);
     expect((await queue.status('finish-me'))?.state).toBe('completed');
-  });
+  }, 120_000);
 
   it('on SIGTERM past the grace puts the job back for another worker', async () => {
     const name = freshQueueName('term');
@@ -131,7 +131,7 @@ describe('worker processes', () => {
     const second = await spawnWorker(name);
     await queue.wait('hand-back', { signal: AbortSignal.timeout(30_000) });
     expect(second.has('job-completed', 'hand-back')).toBe(true);
-  });
+  }, 120_000);
 
   it('refuses to start without REDIS_URL, with a clear log line and exit code 1', async () => {
     const child = new WorkerChild(STANDIN_WORKER, { REDIS_URL: '' });
