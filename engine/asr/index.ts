@@ -444,7 +444,7 @@ export class WhisperModel {
       runNative(() => this.#native.transcribe(samples, params, progress), signal, 'ASR_FAILED'),
     );
 
-    const timing = { eot: this.#eot, dtw: this.info.dtw !== undefined, offset };
+    const timing = { eot: this.#eot, dtw: this.info.dtw !== undefined, offset, endCs: Math.round(duration * 100) };
     const out: AsrResult = {
       language: result.language,
       duration,

@@ -156,8 +156,11 @@ async function compare(wav: string, language: string): Promise<number> {
   let nTokens = 0;
   cli.transcription.forEach((cseg, i) => {
     const seg = ours.segments[i]!;
-    expect(Math.round(seg.start * 1000), `segment ${i} start`).toBe(cseg.offsets.from);
-    expect(Math.round(seg.end * 1000), `segment ${i} end`).toBe(cseg.offsets.to);
+    // Our segments are clamped to the audio (whisper.cpp's last timestamp can point past it);
+    // the raw token times below are compared unclamped.
+    const endMs = Math.round(ours.duration * 100) * 10; // whisper.cpp times are centiseconds
+    expect(Math.round(seg.start * 1000), `segment ${i} start`).toBe(Math.min(cseg.offsets.from, endMs));
+    expect(Math.round(seg.end * 1000), `segment ${i} end`).toBe(Math.min(cseg.offsets.to, endMs));
     expect(seg.text).toBe(cseg.text.trim());
 
     const merged = mergeLikeCli(ours.tokens![i]!);

@@ -39,8 +39,8 @@ function segment(n: number, t0 = 0, t1 = 500): NativeSegment {
   return { t0, t1, text: '', tokenStart: 0, tokenCount: n, noSpeechProb: 0 };
 }
 
-const noDtw = { eot: EOT, dtw: false, offset: 0 };
-const withDtw = { eot: EOT, dtw: true, offset: 0 };
+const noDtw = { eot: EOT, dtw: false, offset: 0, endCs: 3000 };
+const withDtw = { eot: EOT, dtw: true, offset: 0, endCs: 3000 };
 
 describe('buildWords', () => {
   it('starts a word at each leading space, joins sub-word tokens and punctuation, skips specials', () => {
@@ -110,6 +110,21 @@ describe('buildSegment', () => {
     const seg = { ...segment(1, 0, 50), text: ' Hello ' };
     expect(buildSegment(seg, t, noDtw, false)).toEqual({ start: 0, end: 0.5, text: 'Hello' });
     expect(buildSegment(seg, t, noDtw, true).words).toHaveLength(1);
+  });
+
+  it('clamps a segment and its words to the end of the audio', () => {
+    // whisper.cpp's closing timestamp token can point past the samples: a 11 s clip, a segment to 19.78 s.
+    const t = tokens([
+      { bytes: ' one', t0: 84, t1: 600 },
+      { bytes: ' two', t0: 600, t1: 1978 },
+    ]);
+    const seg = { ...segment(2, 84, 1978), text: ' one two' };
+    const out = buildSegment(seg, t, { ...noDtw, endCs: 1100 }, true);
+    expect(out).toMatchObject({ start: 0.84, end: 11 });
+    expect(out.words!.map((w) => [w.start, w.end])).toEqual([
+      [0.84, 6],
+      [6, 11],
+    ]);
   });
 
   it('rounds times to the millisecond', () => {

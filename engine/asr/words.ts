@@ -41,6 +41,11 @@ export interface WordTiming {
   dtw: boolean;
   /** Seconds added to every time. */
   offset: number;
+  /**
+   * Length of the audio in centiseconds. whisper.cpp's last timestamp token can point past the
+   * end of the samples (seen on short clips); segments and words are clamped to the audio.
+   */
+  endCs: number;
 }
 
 const SPACE = 0x20;
@@ -142,11 +147,13 @@ export function buildSegment(
   timing: WordTiming,
   withWords: boolean,
 ): Segment {
+  const t1 = Math.min(seg.t1, timing.endCs);
+  const clamped = { ...seg, t0: Math.min(seg.t0, t1), t1 };
   const out: Segment = {
-    start: csToSeconds(seg.t0, timing.offset),
-    end: csToSeconds(seg.t1, timing.offset),
+    start: csToSeconds(clamped.t0, timing.offset),
+    end: csToSeconds(clamped.t1, timing.offset),
     text: seg.text.trim(),
   };
-  if (withWords) out.words = buildWords(seg, tokens, timing);
+  if (withWords) out.words = buildWords(clamped, tokens, timing);
   return out;
 }

@@ -3,13 +3,14 @@
  * resolver here answers loopback addresses only, so even a policy bug cannot send a packet off
  * this machine; the non-loopback address corpus runs in a network namespace (bypass.test.ts).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { getEventListeners } from 'node:events';
 import { createServer as createHttpServer, request as httpRequest } from 'node:http';
 import { type AddressInfo, createServer as createTcpServer, type Socket, type Server as TcpServer } from 'node:net';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { decodeStream } from '../decode/index.ts';
+import { ffmpegChildren } from '../decode/test-helpers.ts';
 import { type EngineError, isEngineError } from '../errors.ts';
 import type { Progress } from '../types.ts';
 import { DEFAULT_MAX_BYTES, type LookupFn, SafeFetcher, type SourceOptions } from './index.ts';
@@ -563,47 +564,24 @@ describe('a disconnecting client', () => {
       });
     });
 
-    // The service side, as the API would write it: the request's lifetime is the signal; the
-    // fetched body is ffmpeg's stdin; spawn's own `signal` kills the child on abort.
-    // (engine/decode is not on this branch yet; this is the same wiring it uses.)
-    let child: ChildProcess | undefined;
-    let bodyError: unknown;
-    let pcmBytes = 0;
-    const childExit = Promise.withResolvers<{ code: number | null; signal: NodeJS.Signals | null }>();
+    // The service side, as the API writes it: the request's lifetime is the signal, the fetched
+    // body goes straight into engine/decode's ffmpeg child, and the client going away aborts both.
+    let pcmSamples = 0;
+    let decodeError: unknown;
+    const decodeDone = Promise.withResolvers<void>();
     const api = createHttpServer(async (_req, res) => {
       const ac = new AbortController();
       res.on('close', () => ac.abort(new Error('client disconnected')));
-      const opened = await fetcher.open(url('media.test', '/live.wav'), { signal: ac.signal });
-      child = spawn(
-        'ffmpeg',
-        [
-          '-nostdin',
-          '-hide_banner',
-          '-loglevel',
-          'error',
-          '-protocol_whitelist',
-          'pipe',
-          '-f',
-          'wav',
-          '-i',
-          'pipe:0',
-        ].concat(['-f', 'f32le', '-ac', '1', '-ar', '16000', 'pipe:1']),
-        // SIGKILL: ffmpeg blocked reading stdin ignores SIGTERM (its handler only sets a flag and
-        // the read restarts), as this test showed; its output is a pipe, so nothing needs flushing.
-        { signal: ac.signal, killSignal: 'SIGKILL', stdio: ['pipe', 'pipe', 'ignore'] },
-      );
-      child.on('error', () => {}); // the AbortError spawn raises on abort
-      child.on('exit', (code, signal) => childExit.resolve({ code, signal }));
-      child.stdin?.on('error', () => {});
-      opened.body.on('error', (err) => {
-        bodyError = err;
-      });
-      opened.body.pipe(child.stdin!);
-      child.stdout?.on('data', (d: Buffer) => {
-        pcmBytes += d.length;
-      });
-      res.writeHead(200);
-      res.write('started\n');
+      try {
+        const opened = await fetcher.open(url('media.test', '/live.wav'), { signal: ac.signal });
+        res.writeHead(200);
+        res.write('started\n');
+        for await (const chunk of decodeStream(opened.body, { signal: ac.signal })) pcmSamples += chunk.length;
+      } catch (err) {
+        decodeError = err;
+      } finally {
+        decodeDone.resolve();
+      }
     });
     await new Promise<void>((r) => api.listen(0, '127.0.0.1', r));
     try {
@@ -613,20 +591,19 @@ describe('a disconnecting client', () => {
       });
       response.on('error', () => {});
       // Let real audio flow through ffmpeg before the client goes away.
-      for (let i = 0; i < 100 && pcmBytes === 0; i++) await sleep(50);
-      expect(pcmBytes).toBeGreaterThan(0);
-      const pid = child?.pid;
-      expect(pid).toBeTypeOf('number');
+      for (let i = 0; i < 100 && pcmSamples === 0; i++) await sleep(50);
+      expect(pcmSamples).toBeGreaterThan(0);
+      const children = await ffmpegChildren();
+      expect(children).toHaveLength(1);
       client.destroy();
 
-      const exit = await childExit.promise;
-      expect(exit.signal).toBe('SIGKILL');
-      expect(() => process.kill(pid!, 0)).toThrow(/ESRCH/);
+      await decodeDone.promise;
+      expect(isEngineError(decodeError) && decodeError.code).toBe('ABORTED');
+      expect(await ffmpegChildren()).toEqual([]); // killed and reaped: no orphan, no zombie
+      expect(() => process.kill(children[0]!, 0)).toThrow(/ESRCH/);
       for (let i = 0; i < 40 && !originClosed; i++) await sleep(25);
       expect(originClosed).toBe(true);
-      expect(isEngineError(bodyError) && bodyError.code).toBe('ABORTED');
     } finally {
-      child?.kill('SIGKILL');
       await new Promise<void>((r) => api.close(() => r()));
     }
   });
