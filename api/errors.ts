@@ -67,6 +67,10 @@ export const ENGINE_STATUS: Readonly<Record<EngineErrorCode, number>> = Object.f
   // Only ever seen by a client that has gone away (nginx's 499 "client closed request").
   ABORTED: 499,
   INVALID_OPTIONS: 400,
+  // workers/ — the queue
+  JOB_NOT_FOUND: 404,
+  QUEUE_MISCONFIGURED: 503,
+  INTERNAL_ERROR: 500,
 });
 
 /** The one error body shape. `details` only carries data safe to show the caller. */
@@ -127,8 +131,10 @@ export function toErrorResponse(err: unknown): MappedError {
   }
   if (isEngineError(err)) {
     const statusCode = ENGINE_STATUS[err.code] ?? 500;
-    const body: ErrorBody & Record<string, unknown> = { statusCode, code: err.code, message: err.message };
-    if (Object.keys(err.details).length > 0) body.details = err.details;
+    // A 500's message may describe our internals; the log has it, the caller gets the code.
+    const message = statusCode === 500 ? 'Internal server error.' : err.message;
+    const body: ErrorBody & Record<string, unknown> = { statusCode, code: err.code, message };
+    if (statusCode !== 500 && Object.keys(err.details).length > 0) body.details = err.details;
     return { body, internal: statusCode >= 500 && statusCode !== 502 && statusCode !== 504 };
   }
   const fe = err as Partial<FastifyError> | undefined;
