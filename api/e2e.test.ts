@@ -22,7 +22,7 @@ import { fixture } from '../models/test-support.ts';
 import type { SqlStorage } from './storage/sql.ts';
 import { LocalFacilitator } from './testing/facilitator.ts';
 import { Client, memoryStorage, PAY_TO, startTestApp, type TestApp, testConfig } from './testing/harness.ts';
-import { createEngineTranscriber, type Transcriber } from './transcriber.ts';
+import { createServiceTranscriber, type Transcriber } from './transcriber.ts';
 
 const MEDIA_HOST = 'media.example.test';
 const PASSWORD = 'correct horse battery staple';
@@ -58,7 +58,7 @@ describe('end to end with the real engine', () => {
           if (!res.writableFinished) originClosedEarly++;
         });
       } else {
-        res.writeHead(500).end('origin failure');
+        res.writeHead(404).end('no such media');
       }
     });
     await new Promise<void>((r) => origin.listen(0, '127.0.0.1', r));
@@ -73,7 +73,8 @@ describe('end to end with the real engine', () => {
         return [{ address: '127.0.0.1', family: 4 }];
       },
     });
-    transcriber = createEngineTranscriber({ model: 'synthetic-tiny', maxDurationSec: 600, fetcher, threads: 2 });
+    // The service's own transcriber: the in-process job queue and its worker, the real engine.
+    transcriber = await createServiceTranscriber({ model: 'synthetic-tiny', maxDurationSec: 600, fetcher, threads: 2 });
     storage = await memoryStorage();
     facilitator = await new LocalFacilitator().start();
     t = await startTestApp(

@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { openStorage } from './storage/drivers.ts';
-import { createEngineTranscriber } from './transcriber.ts';
+import { createServiceTranscriber } from './transcriber.ts';
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -26,9 +26,10 @@ async function main(): Promise<void> {
     ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000, enableOfflineQueue: false })
     : undefined;
   redis?.on('error', () => {});
-  const transcriber = createEngineTranscriber({
+  const transcriber = await createServiceTranscriber({
     model: config.model,
     maxDurationSec: config.maxDurationSec,
+    ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
   });
   const app = await buildApp(config, {
     storage,
