@@ -1,2 +1,5 @@
 #!/usr/bin/env node
-console.log('hello from', process.version);
+// Thin launcher: the CLI is TypeScript, run by Node ≥ 22.18's built-in type stripping.
+import { main } from '../cli/transcribe.ts';
+
+process.exitCode = await main(process.argv.slice(2));

@@ -510,7 +510,8 @@ function rawTokens(seg: NativeSegment, t: NativeTokens, offset: number): RawToke
 /**
  * whisper.cpp's built-in Silero VAD over 16 kHz mono samples, with the ggml weights at
  * `vadModelPath` (e.g. ../shared/fixtures/vad/silero-v6.2.0-ggml.bin). Spans in seconds.
- * The VAD pass has no cancellation point inside whisper.cpp: an abort is honoured when it ends.
+ * An abort stops it between 32 ms chunks. The VAD file is whisper.cpp's to validate (it is
+ * configuration, not user input).
  */
 export async function detectSpeechWhisperVad(
   pcm: Float32Array,

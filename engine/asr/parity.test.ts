@@ -180,18 +180,18 @@ async function compare(wav: string, language: string): Promise<number> {
 describe('parity with whisper-cli (same source, same parameters)', () => {
   it('jfk.wav: same tokens, timestamps, DTW times and text', async () => {
     expect(await compare(fixture('jfk'), 'en')).toBeGreaterThan(0);
-  }, 180_000);
+  }, 240_000);
 
   it('jfk.wav with language auto-detection: same language and tokens', async () => {
     expect(await compare(fixture('jfk'), 'auto')).toBeGreaterThan(0);
-  }, 180_000);
+  }, 240_000);
 
   it('a LibriVox clip (16 kHz): same tokens, timestamps, DTW times and text', async () => {
     expect(await compare(fixture('librivox'), 'en')).toBeGreaterThan(0);
-  }, 180_000);
+  }, 240_000);
 
   it('an LJSpeech clip resampled to 16 kHz: same tokens, timestamps, DTW times and text', async () => {
     const wav = toWav16k(fixture('ljspeech'), join(tmp, 'lj16k.wav'));
     expect(await compare(wav, 'en')).toBeGreaterThan(0);
-  }, 180_000);
+  }, 240_000);
 });

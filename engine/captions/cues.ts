@@ -60,12 +60,16 @@ function graphemeList(text: string): string[] {
 const WIDE =
   /^[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6\u{1f300}-\u{1f64f}\u{1f900}-\u{1f9ff}\u{20000}-\u{3fffd}]/u;
 
+const SIMPLE = /^[\u0020-\u007e\u00a0-\u02ff\u0370-\u0482\u048a-\u052f]*$/;
+
 function columns(grapheme: string): number {
   return WIDE.test(grapheme) ? 2 : 1;
 }
 
 /** Display width of a text in columns: grapheme clusters, wide ones counted twice. */
 export function widthOf(text: string): number {
+  // Latin, Greek and Cyrillic without combining marks: one column per UTF-16 unit, no segmenter needed.
+  if (SIMPLE.test(text)) return text.length;
   let w = 0;
   for (const g of graphemeList(text)) w += columns(g);
   return w;
@@ -246,7 +250,7 @@ export function splitCues(t: Transcript, opts: CueOptions = {}): Cue[] {
       if (group.length > 0) {
         const gap = u.start - group.at(-1)!.end;
         const long = u.end - group[0]!.start > s.maxCueSec;
-        if (gap > s.maxGapSec || long || !layout([...group, u], s.maxLineChars, s.maxLines)) flush();
+        if (gap > s.maxGapSec || long || !fill([...group, u], s.maxLineChars, s.maxLines)) flush();
       }
       group.push(u);
       clock = Math.max(clock, u.end);

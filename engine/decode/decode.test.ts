@@ -116,7 +116,7 @@ beforeAll(async () => {
   });
   await writeFile(media('empty.bin'), Buffer.alloc(0));
   await writeFile(media('noise.bin'), noiseBytes(64 * 1024));
-  await writeFile(media('truncated.wav'), (await readFile(await fixture('speech/jfk/jfk.wav'))).subarray(0, 30));
+  await writeFile(media('truncated.wav'), (await readFile(media('tone.wav'))).subarray(0, 30));
   await writeFile(media('truncated.mp4'), (await readFile(media('tone-faststart.m4a'))).subarray(0, 200));
   await writeFile(media('claims-days.flac'), await flacClaimingDays());
 }, 120_000);
@@ -219,6 +219,9 @@ describe('bad input gets a stable code', () => {
   it('options out of range → INVALID_OPTIONS', async () => {
     expect(await codeOf(decodeToPcm({ path: media('tone.wav') }, { chunkSamples: 0 }))).toBe('INVALID_OPTIONS');
     expect(await codeOf(decodeToPcm({ path: media('tone.wav') }, { maxDurationSec: -1 }))).toBe('INVALID_OPTIONS');
+    const noTmp = { tmpDir: join(dir, 'no-such-folder') };
+    expect(await codeOf(decodeToPcm(createReadStream(media('index-last.mp4')), noTmp))).toBe('INVALID_OPTIONS');
+    expect(await codeOf(decodeToPcm({ path: media('tone.wav') }, { ffmpegPath: 'ffm\0peg' }))).toBe('FFMPEG_NOT_FOUND');
   });
 
   it('a text-mode stream is refused rather than decoded as garbage', async () => {
@@ -486,6 +489,13 @@ describe('timeouts, aborts and the child process', () => {
     for await (const _ of decodeStream(input)) break;
     expect(await ffmpegChildren()).toEqual([]);
     expect(input.destroyed).toBe(true);
+  });
+
+  it('runs decodes side by side, each with its own child', async () => {
+    const files = ['tone.wav', 'tone.mp3', 'tone.webm', 'index-last.mp4', 'tone.ogg', 'two-minutes.wav'];
+    const lengths = await Promise.all(files.map((f) => decodeToPcm(createReadStream(media(f)), { tmpDir: dir })));
+    expect(lengths.map((p) => Math.round(p.length / SAMPLE_RATE))).toEqual([3, 3, 3, 30, 3, 120]);
+    expect(await ffmpegChildren()).toEqual([]);
   });
 
   it('leaves no ffmpeg child after any failure', async () => {

@@ -289,7 +289,14 @@ class DecodeJob {
   }
 
   private async spool(data: AsyncIterable<Buffer>): Promise<string> {
-    this.spoolDir = await mkdtemp(join(this.s.tmpDir, 'decode-'));
+    try {
+      this.spoolDir = await mkdtemp(join(this.s.tmpDir, 'decode-'));
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      throw code === 'ENOENT' || code === 'ENOTDIR'
+        ? new EngineError('INVALID_OPTIONS', 'decode: tmpDir does not exist.', { cause: err })
+        : new EngineError('DECODE_FAILED', 'No temporary folder could be made for the input.', { cause: err });
+    }
     const file = join(this.spoolDir, 'input');
     try {
       await pipeline(data, createWriteStream(file, { flags: 'wx', mode: 0o600 }), { signal: this.ctl.signal });
@@ -323,10 +330,16 @@ class DecodeJob {
     });
 
     const pipe = 'pipe' in target;
-    const child = spawn(ffmpegPath, ffmpegArgs(pipe ? { pipe: true } : { file: target.file }), {
-      stdio: [pipe ? 'pipe' : 'ignore', 'pipe', 'pipe'],
-      windowsHide: true,
-    });
+    let child: ChildProcess;
+    try {
+      child = spawn(ffmpegPath, ffmpegArgs(pipe ? { pipe: true } : { file: target.file }), {
+        stdio: [pipe ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+        windowsHide: true,
+      });
+    } catch (err) {
+      // Thrown synchronously for an unusable path (a NUL byte, say); a missing binary arrives as 'error'.
+      throw new EngineError('FFMPEG_NOT_FOUND', 'The ffmpeg path is not usable.', { cause: err });
+    }
     this.child = child;
     this.childClosed = new Promise((done) => {
       child.once('close', (code, signal) => done({ code, signal }));
@@ -398,6 +411,7 @@ class DecodeJob {
     this.deadline!.pause();
     yield chunk;
     this.deadline!.resume();
+    if (this.failure) return;
     const done = this.samples / SAMPLE_RATE;
     const total = log.durationSec;
     this.opts.onProgress?.(

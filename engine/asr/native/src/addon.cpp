@@ -236,7 +236,7 @@ std::vector<float> CopySamples(const Napi::Value& v) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Model header: read before loading so that dtw:'auto' can pick the alignment-head preset.
+// Model file: checked before whisper.cpp loads it; its header also lets dtw:'auto' pick a preset.
 
 struct GgmlHeader {
   int32_t n_vocab, n_audio_ctx, n_audio_state, n_audio_head, n_audio_layer;
@@ -928,16 +928,25 @@ class VadJob : public Job {
     whisper_vad_context_params cp = whisper_vad_default_context_params();
     cp.n_threads = threads_;
     cp.use_gpu = false;
-    std::unique_ptr<whisper_vad_context, void (*)(whisper_vad_context*)> vctx(
-        whisper_vad_init_from_file_with_params(model_path_.c_str(), cp), whisper_vad_free);
+    std::unique_ptr<whisper_vad_context, void (*)(whisper_vad_context*)> vctx(nullptr, whisper_vad_free);
+    {
+      BackendAbortScope scope(abort_.get());
+      vctx.reset(whisper_vad_init_from_file_with_params(model_path_.c_str(), cp));
+    }
     if (!vctx) {
       Fail("MODEL_LOAD_FAILED", "whisper.cpp could not load the VAD model '" + model_path_ + "'.");
       return;
     }
     if (Aborted()) return;
-    std::unique_ptr<whisper_vad_segments, void (*)(whisper_vad_segments*)> segs(
-        whisper_vad_segments_from_samples(vctx.get(), params_, samples_.data(), static_cast<int>(samples_.size())),
-        whisper_vad_free_segments);
+    std::unique_ptr<whisper_vad_segments, void (*)(whisper_vad_segments*)> segs(nullptr, whisper_vad_free_segments);
+    {
+      // An abort stops the per-chunk graph; whisper.cpp then returns what it has, and the
+      // flag (checked by the caller of Run) turns that into ABORTED.
+      NodeAbortArmed armed(abort_.get());
+      segs.reset(whisper_vad_segments_from_samples(vctx.get(), params_, samples_.data(),
+                                                   static_cast<int>(samples_.size())));
+    }
+    if (Aborted()) return;
     if (!segs) {
       Fail("VAD_FAILED", "whisper.cpp's VAD failed on these samples.");
       return;

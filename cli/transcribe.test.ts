@@ -1,0 +1,185 @@
+/**
+ * The `transcribe` command as a user runs it: a real child process over real media,
+ * the real addon and the synthetic-tiny model, output checked by a real WebVTT parser.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebVTTParser } from 'webvtt-parser';
+import { resolveModel } from '../models/index.ts';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const BIN = join(ROOT, 'bin/transcribe.js');
+const JFK = resolve(ROOT, '../shared/fixtures/speech/jfk');
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function transcribe(args: string[], timeout = 180_000): Promise<Result> {
+  return new Promise((done) => {
+    execFile(process.execPath, [BIN, ...args], { cwd: ROOT, timeout, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+function ffmpeg(args: string[]): Promise<void> {
+  return new Promise((done, fail) =>
+    execFile('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-nostdin', '-y', ...args], (err) =>
+      err ? fail(err) : done(),
+    ),
+  );
+}
+
+let dir: string;
+
+beforeAll(async () => {
+  if (!existsSync(JFK))
+    throw new Error(`Shared fixtures missing: expected ${JFK} (../shared/fixtures from the repo root).`);
+  dir = await mkdtemp(join(tmpdir(), 'cli-test-'));
+  await resolveModel('synthetic-tiny'); // generate once, before the children race for it
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('transcribe CLI', () => {
+  it('prints a WebVTT document a real parser accepts', async () => {
+    const r = await transcribe([join(JFK, 'jfk.mp3'), '--model', 'synthetic-tiny', '--format', 'vtt']);
+    expect(r.stderr).toBe(''); // no progress bar on a pipe
+    expect(r.code).toBe(0);
+    const parsed = new WebVTTParser().parse(r.stdout, 'metadata');
+    expect(parsed.errors).toEqual([]);
+    expect(parsed.cues.length).toBeGreaterThan(0);
+    for (const cue of parsed.cues) {
+      expect(cue.endTime).toBeGreaterThan(cue.startTime);
+      expect(cue.endTime).toBeLessThanOrEqual(11.1);
+    }
+  });
+
+  it('--format json gives segments with words, within the audio', async () => {
+    const r = await transcribe([join(JFK, 'jfk.wav'), '--model', 'synthetic-tiny', '--format', 'json']);
+    expect(r.code).toBe(0);
+    const t = JSON.parse(r.stdout);
+    expect(t.duration).toBeCloseTo(11, 0);
+    expect(typeof t.language).toBe('string');
+    expect(t.segments.length).toBeGreaterThan(0);
+    for (const s of t.segments) {
+      expect(s.start).toBeLessThan(s.end);
+      expect(s.end).toBeLessThanOrEqual(t.duration + 1e-6);
+      expect(s.words.length).toBeGreaterThan(0);
+      for (const w of s.words) {
+        expect(w).toMatchObject({ start: expect.any(Number), end: expect.any(Number), text: expect.any(String) });
+        expect(w.p).toBeGreaterThanOrEqual(0);
+        expect(w.p).toBeLessThanOrEqual(1);
+      }
+    }
+  });
+
+  it('--out writes the file atomically and --no-word-timestamps drops words', async () => {
+    const out = join(dir, 'jfk.json');
+    const r = await transcribe([
+      join(JFK, 'jfk.flac'),
+      '--model',
+      'synthetic-tiny',
+      '--no-word-timestamps',
+      '--out',
+      out,
+    ]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('');
+    const t = JSON.parse(await readFile(out, 'utf8'));
+    expect(t.segments.length).toBeGreaterThan(0);
+    expect(t.segments.every((s: { words?: unknown }) => s.words === undefined)).toBe(true);
+  });
+
+  describe('bad input exits non-zero with its code', () => {
+    it('a corrupt file → DECODE_FAILED', async () => {
+      const file = join(dir, 'corrupt.mp3');
+      await writeFile(file, Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) % 251)));
+      const r = await transcribe([file, '--model', 'synthetic-tiny']);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/^error: DECODE_FAILED /m);
+      expect(r.stdout).toBe('');
+    });
+
+    it('an empty file → EMPTY_MEDIA', async () => {
+      const file = join(dir, 'empty.wav');
+      await writeFile(file, '');
+      const r = await transcribe([file, '--model', 'synthetic-tiny']);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/^error: EMPTY_MEDIA /m);
+    });
+
+    it('a video without audio → NO_AUDIO_STREAM', async () => {
+      const file = join(dir, 'silent-video.mp4');
+      await ffmpeg(['-f', 'lavfi', '-i', 'testsrc=size=64x64:rate=10', '-t', '2', '-an', '-c:v', 'mpeg4', file]);
+      const r = await transcribe([file, '--model', 'synthetic-tiny']);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/^error: NO_AUDIO_STREAM /m);
+    });
+
+    it('a missing file → SOURCE_NOT_FOUND; an unknown flag → usage error, exit 2', async () => {
+      const missing = await transcribe([join(dir, 'nope.wav'), '--model', 'synthetic-tiny']);
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toMatch(/^error: SOURCE_NOT_FOUND /m);
+      const usage = await transcribe([join(JFK, 'jfk.wav'), '--format', 'docx']);
+      expect(usage.code).toBe(2);
+      expect(usage.stderr).toMatch(/^error: USAGE --format must be one of/m);
+    });
+
+    it('a real model that is not on disk, offline → MODEL_NOT_AVAILABLE naming what and where', async () => {
+      const r = await transcribe([join(JFK, 'jfk.wav'), '--model', 'tiny', '--offline', '--models-dir', dir]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/^error: MODEL_NOT_AVAILABLE /m);
+      expect(r.stderr).toContain('ggml-tiny.bin');
+      expect(r.stderr).toContain(dir);
+    });
+  });
+
+  describe('URLs to private addresses are refused without a connection', () => {
+    let listener: Server;
+    let port: number;
+    let connections = 0;
+
+    beforeAll(async () => {
+      listener = createServer((socket) => {
+        connections++;
+        socket.destroy();
+      });
+      await new Promise<void>((ok) => listener.listen(0, '::', ok));
+      port = (listener.address() as { port: number }).port;
+    });
+    afterAll(async () => {
+      await new Promise((ok) => listener.close(ok));
+    });
+
+    // Loopback spellings only: a policy bug must not be able to send a packet off this machine.
+    // The full corpus (220 cases) runs in engine/source inside a loopback-only network namespace.
+    const hosts = ['127.0.0.1', 'localhost', '[::1]', '2130706433', '0x7f000001', '127.1', '[::ffff:127.0.0.1]'];
+    for (const host of hosts) {
+      it(`https://${host}:PORT/a.mp3 → SOURCE_ADDRESS_BLOCKED`, async () => {
+        const before = connections;
+        const r = await transcribe([`https://${host}:${port}/a.mp3`, '--model', 'synthetic-tiny'], 60_000);
+        expect(r.code).toBe(1);
+        expect(r.stderr).toMatch(/^error: SOURCE_ADDRESS_BLOCKED /m);
+        expect(connections).toBe(before);
+      });
+    }
+
+    it('http:// → SOURCE_SCHEME_NOT_ALLOWED; userinfo → SOURCE_URL_INVALID', async () => {
+      const http = await transcribe([`http://127.0.0.1:${port}/a.mp3`, '--model', 'synthetic-tiny'], 60_000);
+      expect(http.stderr).toMatch(/^error: SOURCE_SCHEME_NOT_ALLOWED /m);
+      const user = await transcribe([`https://user:pw@127.0.0.1:${port}/a.mp3`, '--model', 'synthetic-tiny'], 60_000);
+      expect(user.stderr).toMatch(/^error: SOURCE_URL_INVALID /m);
+      expect(connections).toBe(0);
+    });
+  });
+});

@@ -1,0 +1,156 @@
+/**
+ * `npx transcribe <file-or-url>`: the engine on the command line.
+ * Output goes to stdout (or --out FILE, written atomically); progress to stderr on a
+ * terminal only; on failure `error: <CODE> <message>` on stderr and a non-zero exit.
+ */
+import { rename, rm, writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import { parseArgs } from 'node:util';
+import { type CaptionFormat, render } from '../engine/captions/index.ts';
+import { createEngine, EngineError, isEngineError } from '../engine/index.ts';
+import { DEFAULT_MODEL, resolveModel } from '../models/index.ts';
+import { createProgressBar } from './progress.ts';
+
+const USAGE = `usage: transcribe <file-or-url> [options]
+
+  --model NAME|PATH       model name from the manifest, a synthetic-* model, or a ggml file (default ${DEFAULT_MODEL})
+  --language xx           ISO-639-1 hint (default: detect)
+  --format json|vtt|srt|txt   output format (default json)
+  --out FILE              write to FILE instead of stdout
+  --no-word-timestamps    segment times only
+  --threads N             CPU threads per decoding job
+  --concurrency N         windows decoded at once (default: auto)
+  --translate             translate to English
+  --no-vad                give the whole file to whisper.cpp (no speech windows)
+  --max-duration SEC      refuse media longer than this (default 14400)
+  --models-dir DIR        model cache directory
+  --offline               never download a model; fail with MODEL_NOT_AVAILABLE instead
+  -h, --help`;
+
+const FORMATS = new Set<CaptionFormat>(['json', 'vtt', 'srt', 'txt']);
+
+class UsageError extends Error {}
+
+function positiveInt(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${name} must be a positive integer, got '${value}'`);
+  return n;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let args: ReturnType<typeof parse>;
+  try {
+    args = parse(argv);
+  } catch (err) {
+    process.stderr.write(`error: USAGE ${(err as Error).message}\n\n${USAGE}\n`);
+    return 2;
+  }
+  if (args === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+
+  const abort = new AbortController();
+  const onSigint = () => abort.abort(new Error('interrupted'));
+  process.once('SIGINT', onSigint);
+  process.once('SIGTERM', onSigint);
+  const bar = createProgressBar();
+  try {
+    const { values, source } = args;
+    const model = await resolveModel(values.model ?? DEFAULT_MODEL, {
+      cacheDir: values['models-dir'],
+      download: !values.offline,
+      signal: abort.signal,
+      onProgress: ({ received, total }) =>
+        bar.update('model', total ? received / total : undefined, `${(received / 1e6).toFixed(0)} MB`),
+    });
+    const engine = await createEngine({
+      modelPath: model.path,
+      threads: values.threads ?? Math.min(4, availableParallelism()),
+      concurrency: values.concurrency ?? 'auto',
+      vad: values['no-vad'] ? false : {},
+      maxDurationSec: values['max-duration'] ?? 4 * 3600,
+    });
+    try {
+      const transcript = await engine.transcribe(
+        source,
+        {
+          ...(values.language === undefined ? {} : { language: values.language }),
+          wordTimestamps: !values['no-word-timestamps'],
+          translate: values.translate ?? false,
+        },
+        {
+          signal: abort.signal,
+          onProgress: (p) => bar.update(p.stage, p.fraction),
+        },
+      );
+      bar.done();
+      const text = render(values.format, transcript);
+      if (values.out === undefined) {
+        process.stdout.write(text);
+      } else {
+        // Written next to the target and renamed, so a failure never leaves half a file behind.
+        const tmp = `${values.out}.${process.pid}.tmp`;
+        try {
+          await writeFile(tmp, text);
+          await rename(tmp, values.out);
+        } finally {
+          await rm(tmp, { force: true });
+        }
+      }
+      return 0;
+    } finally {
+      await engine.close();
+    }
+  } catch (err) {
+    bar.done();
+    const e = isEngineError(err) ? err : new EngineError('ASR_FAILED', (err as Error)?.message ?? String(err));
+    process.stderr.write(`error: ${e.code} ${e.message}\n`);
+    return abort.signal.aborted ? 130 : 1;
+  } finally {
+    process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigint);
+  }
+}
+
+function parse(argv: string[]) {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      model: { type: 'string' },
+      language: { type: 'string' },
+      format: { type: 'string', default: 'json' },
+      out: { type: 'string' },
+      'no-word-timestamps': { type: 'boolean' },
+      threads: { type: 'string' },
+      concurrency: { type: 'string' },
+      translate: { type: 'boolean' },
+      'no-vad': { type: 'boolean' },
+      'max-duration': { type: 'string' },
+      'models-dir': { type: 'string' },
+      offline: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) return 'help' as const;
+  if (positionals.length !== 1) throw new UsageError('expected exactly one <file-or-url>');
+  const format = values.format as CaptionFormat;
+  if (!FORMATS.has(format)) throw new UsageError(`--format must be one of ${[...FORMATS].join(', ')}`);
+  if (values.language !== undefined && !/^[a-z]{2,3}$|^auto$/.test(values.language)) {
+    throw new UsageError(`--language must be an ISO-639-1 code like 'en', got '${values.language}'`);
+  }
+  const maxDuration = values['max-duration'] === undefined ? undefined : Number(values['max-duration']);
+  if (maxDuration !== undefined && !(maxDuration > 0)) throw new UsageError('--max-duration must be > 0 seconds');
+  return {
+    source: positionals[0] as string,
+    values: {
+      ...values,
+      format,
+      threads: positiveInt('threads', values.threads),
+      concurrency: positiveInt('concurrency', values.concurrency),
+      'max-duration': maxDuration,
+    },
+  };
+}

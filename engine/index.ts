@@ -1,0 +1,114 @@
+/**
+ * The engine's front door: `createEngine(options)` loads one model and returns
+ * `transcribe(source)`, which composes the stages
+ *
+ *   source (file | https URL | stream) → ffmpeg decode → VAD windows → whisper.cpp → Transcript
+ *
+ * The CLI, the API and the workers all call this same function. The engine knows
+ * nothing of HTTP servers, queues, databases or the environment: callers pass options.
+ */
+import type { Readable } from 'node:stream';
+import { type LoadOptions, WhisperModel } from './asr/index.ts';
+import { type DecodeOptions, decodeStream, decodeToPcm } from './decode/index.ts';
+import { throwIfAborted } from './errors.ts';
+import { type PipelineOptions, transcribeStream } from './pipeline/index.ts';
+import { SafeFetcher, type SourcePolicy } from './source/index.ts';
+import type { AsrOptions, RunOptions, Transcript } from './types.ts';
+
+export type { EngineErrorCode } from './errors.ts';
+export { EngineError, ERROR_CODES, isEngineError } from './errors.ts';
+export type * from './types.ts';
+
+/** Where media comes from: a local path, a public https URL, or bytes already in hand. */
+export type MediaSource = string | { path: string } | { url: string } | { stream: Readable };
+
+export interface EngineOptions {
+  /** A ggml model file (resolve names with `resolveModel` from models/). */
+  modelPath: string;
+  load?: LoadOptions;
+  /** CPU threads per whisper job. */
+  threads?: number;
+  /** Windows decoded at once; 'auto' picks from the cores (CPU) or a few states (GPU). */
+  concurrency?: number | 'auto';
+  /** Voice activity detection; false hands the whole file to whisper.cpp as-is (its own 30 s seek). */
+  vad?: PipelineOptions['vad'] | false;
+  ffmpegPath?: string;
+  /** Media longer than this is refused before decoding (MEDIA_DURATION_EXCEEDED). */
+  maxDurationSec?: number;
+  decodeTimeoutMs?: number;
+  /** Fetcher for URL sources; defaults to a public-internet-only SafeFetcher owned by the engine. */
+  fetcher?: SafeFetcher;
+  /** Which URLs may be fetched; defaults to any public https URL. */
+  sourcePolicy?: SourcePolicy;
+  /** Byte cap for URL sources (default 200 MB). */
+  maxBytes?: number;
+}
+
+export interface Engine {
+  readonly model: WhisperModel;
+  transcribe(source: MediaSource, options?: AsrOptions, run?: RunOptions): Promise<Transcript>;
+  /** Waits for in-flight jobs, then frees the model (and the fetcher the engine created). */
+  close(): Promise<void>;
+}
+
+const URL_LIKE = /^[a-z][a-z0-9+.-]*:/i;
+
+export async function createEngine(options: EngineOptions): Promise<Engine> {
+  const model = await WhisperModel.load(options.modelPath, options.load);
+  const ownsFetcher = options.fetcher === undefined;
+  const fetcher = options.fetcher ?? new SafeFetcher();
+
+  async function openMedia(source: MediaSource, run: RunOptions): Promise<Readable | { path: string }> {
+    if (typeof source === 'string') {
+      // Anything with a scheme is a URL (and must pass the fetcher's policy); Windows drive letters aside.
+      return URL_LIKE.test(source) && !/^[a-z]:[\\/]/i.test(source)
+        ? openMedia({ url: source }, run)
+        : openMedia({ path: source }, run);
+    }
+    if ('stream' in source) return source.stream;
+    if ('path' in source) return { path: source.path }; // decode checks it (SOURCE_NOT_FOUND, EMPTY_MEDIA)
+    const opened = await fetcher.open(source.url, {
+      policy: options.sourcePolicy ?? { mode: 'public' },
+      maxBytes: options.maxBytes,
+      ...run,
+    });
+    return opened.body;
+  }
+
+  return {
+    model,
+    async transcribe(source, asr = {}, run = {}) {
+      throwIfAborted(run.signal, 'transcription');
+      const input = await openMedia(source, run);
+      const decode: DecodeOptions = {
+        ffmpegPath: options.ffmpegPath,
+        maxDurationSec: options.maxDurationSec,
+        timeoutMs: options.decodeTimeoutMs,
+        ...run,
+      };
+      const threads = asr.threads ?? options.threads;
+      if (options.vad === false) {
+        // The whole file in one whisper.cpp call, exactly as whisper-cli would see it (its own
+        // 30 s seek, no window cuts): the path the parity tests compare.
+        const pcm = await decodeToPcm(input, decode);
+        const { tokens: _tokens, ...transcript } = await model.transcribe(pcm, { ...asr, threads }, run);
+        return transcript;
+      }
+      return transcribeStream(
+        decodeStream(input, decode),
+        model,
+        {
+          ...asr,
+          threads,
+          concurrency: options.concurrency ?? 'auto',
+          vad: options.vad ?? {},
+        },
+        run,
+      );
+    },
+    async close() {
+      await model.close();
+      if (ownsFetcher) await fetcher.close();
+    },
+  };
+}
