@@ -35,6 +35,11 @@ export const ERROR_CODES = {
   MODEL_CLOSED: 'The model has been closed; load it again to run more jobs.',
   // engine/vad
   VAD_FAILED: 'Voice activity detection failed.',
+  // workers/ — the job queue
+  JOB_NOT_FOUND: 'No job with this id exists in the queue (never enqueued, or its record has expired).',
+  QUEUE_MISCONFIGURED:
+    'The queue backend is unusable as configured (e.g. Redis may evict keys: set maxmemory-policy noeviction).',
+  INTERNAL_ERROR: 'An unexpected failure with no more specific code (a bug or an unclassified error); see the logs.',
   // shared
   ABORTED: 'The operation was cancelled by its AbortSignal.',
   INVALID_OPTIONS: 'An option is missing, of the wrong type or out of range.',

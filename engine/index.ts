@@ -14,6 +14,8 @@ import { throwIfAborted } from './errors.ts';
 import { type PipelineOptions, transcribeStream } from './pipeline/index.ts';
 import { SafeFetcher, type SourcePolicy } from './source/index.ts';
 import type { AsrOptions, RunOptions, Transcript } from './types.ts';
+import { SileroVad } from './vad/silero.ts';
+import type { SpeechDetector } from './vad/whisper-vad.ts';
 
 export type { EngineErrorCode } from './errors.ts';
 export { EngineError, ERROR_CODES, isEngineError } from './errors.ts';
@@ -57,6 +59,16 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
   const model = await WhisperModel.load(options.modelPath, options.load);
   const ownsFetcher = options.fetcher === undefined;
   const fetcher = options.fetcher ?? new SafeFetcher();
+  // One VAD session for the engine's lifetime (loaded on first use), shared by every transcription;
+  // each call still gets its own stream state.
+  let sharedVad: Promise<SpeechDetector> | undefined;
+  const vadDetector = (): Promise<SpeechDetector> => {
+    sharedVad ??= SileroVad.load().catch((err: unknown) => {
+      sharedVad = undefined; // let a later call try again
+      throw err;
+    });
+    return sharedVad;
+  };
 
   async function openMedia(source: MediaSource, run: RunOptions): Promise<Readable | { path: string }> {
     if (typeof source === 'string') {
@@ -101,7 +113,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
           ...asr,
           threads,
           concurrency: options.concurrency ?? 'auto',
-          vad: options.vad ?? {},
+          vad: { ...options.vad, detector: options.vad?.detector ?? (await vadDetector()) },
         },
         run,
       );
@@ -109,6 +121,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     async close() {
       await model.close();
       if (ownsFetcher) await fetcher.close();
+      if (sharedVad) await (await sharedVad.catch(() => undefined))?.close();
     },
   };
 }

@@ -63,8 +63,9 @@ export function ffmpegArgs(input: { pipe: true } | { file: string }): string[] {
     '-loglevel',
     'info',
     '-nostats',
-    // Stop at the first decoding error rather than skip it (a lenient decode of corrupt input yields noise).
-    '-xerror',
+    // No `-xerror`: it turns ffmpeg's "corrupt input packet" warning into a failure, and a WAV streamed
+    // from a pipe (size fields 0xFFFFFFFF) always ends on such a partial packet — legitimate input must
+    // decode. Garbage still fails: no demuxer, no audio stream, or no samples out are all errors.
     '-max_alloc',
     String(MAX_ALLOC_BYTES),
     // Input options: one protocol only, a fixed demuxer list; never a URL that ffmpeg would fetch itself.

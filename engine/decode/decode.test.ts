@@ -168,6 +168,23 @@ describe('decodes real media to 16 kHz mono f32', () => {
     for (const i of [1000, 50_000, 123_456]) expect(wav[i]).toBeCloseTo(raw.readInt16LE(dataAt + 2 * i) / 32768, 6);
   });
 
+  it('decodes a WAV written to a pipe (unknown sizes, a partial last packet) to its last sample', async () => {
+    // ffmpeg's own WAV muxer on a pipe writes 0xFFFFFFFF sizes; 40 s of s16 ends mid-packet, which ffmpeg
+    // reports as a "corrupt input packet" — a legitimate stream that must decode in full.
+    const lavfi = ['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=16000', '-t', '40', '-f', 'wav', 'pipe:1'];
+    const wav = await new Promise<Buffer>((ok, fail) =>
+      execFile(
+        'ffmpeg',
+        ['-hide_banner', '-loglevel', 'error', ...lavfi],
+        { encoding: 'buffer', maxBuffer: 8 << 20 },
+        (e, out) => (e ? fail(e) : ok(out)),
+      ),
+    );
+    expect(wav.readUInt32LE(4)).toBe(0xffffffff);
+    const pcm = await decodeToPcm(Readable.from([wav]));
+    expect(pcm.length).toBe(40 * SAMPLE_RATE);
+  });
+
   it('yields chunks of exactly chunkSamples, the last one shorter, and reports progress', async () => {
     const sizes: number[] = [];
     const progress: number[] = [];

@@ -63,7 +63,7 @@ export interface ConcurrencyPlan {
  * - CPU: whisper_states first, up to 4, then threads: concurrency = min(4, cores), threads =
  *   floor(cores / concurrency). Independent states scale almost linearly while ggml's threads meet at
  *   a barrier on every op; on the 2-core development machine 2 states × 1 thread decoded 7× faster
- *   than 1 state × 2 threads under load (benchmarks/results/long-audio-synthetic-tiny.json). The cap
+ *   than 1 state × 2 threads under load (benchmarks/README.md, "Scheduling on CPU"). The cap
  *   of 4 bounds memory (a large-v3 state holds ~0.5 GB of KV cache and buffers). A caller that fixes
  *   one of the two gets the other derived from the cores.
  * - GPU: the model's compute runs on the device; 2 states in flight keep it busy while the CPU side of

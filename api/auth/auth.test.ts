@@ -1,0 +1,283 @@
+/**
+ * Accounts and sessions through the real app (inject): sign-up, sign-in, session, CSRF,
+ * sign-out with server-side revocation, cookie attributes, 401 versus 403.
+ */
+
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, StandInTranscriber, startTestApp, type TestApp, testConfig } from '../testing/harness.ts';
+import { hashSessionToken, newSessionToken } from './session.ts';
+
+const email = () => `user-${randomBytes(4).toString('hex')}@example.com`;
+const PASSWORD = 'a long enough password';
+
+describe('auth over http', () => {
+  let t: TestApp;
+  const transcriber = new StandInTranscriber();
+
+  beforeAll(async () => {
+    t = await startTestApp(testConfig(), { transcriber });
+  });
+  afterAll(() => t.close());
+
+  it('serves a sign-in page offering google and email_password', async () => {
+    const res = await t.app.inject({ url: '/api/auth/signin' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.body).toContain('data-provider="google"');
+    expect(res.body).toContain('data-provider="email_password"');
+    const providers = (await t.app.inject({ url: '/api/auth/providers' })).json();
+    expect(Object.keys(providers).sort()).toEqual(['email_password', 'google']);
+    expect(providers.google.enabled).toBe(false);
+  });
+
+  it('signs up with an httpOnly SameSite=Lax session cookie and a first active workspace', async () => {
+    const c = new Client(t.app);
+    const e = email();
+    const res = await c.request({
+      method: 'POST',
+      url: '/api/auth/signup',
+      csrf: true,
+      payload: { email: e, password: PASSWORD },
+    });
+    expect(res.statusCode).toBe(201);
+    const cookie = res.cookies.find((k) => k.name === 'auth.session-token');
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/' });
+    expect(cookie?.secure).toBeFalsy();
+    const session = (await c.request({ url: '/api/auth/session' })).json();
+    expect(session.user.email).toBe(e);
+    expect(session.user.workspaces).toHaveLength(1);
+    expect(session.user.activeWorkspaceId).toBe(session.user.workspaces[0].id);
+    expect(Date.parse(session.expires)).toBeGreaterThan(Date.now());
+    // The database holds only the token's hash.
+    expect(await t.storage.findActiveSession(cookie!.value)).toBeNull();
+    expect(await t.storage.findActiveSession(hashSessionToken(cookie!.value))).not.toBeNull();
+  });
+
+  it('answers {} for the session without a cookie and 409 for a taken email', async () => {
+    expect((await t.app.inject({ url: '/api/auth/session' })).json()).toEqual({});
+    const c = new Client(t.app);
+    const e = email();
+    await c.request({ method: 'POST', url: '/api/auth/signup', csrf: true, payload: { email: e, password: PASSWORD } });
+    const again = await new Client(t.app).request({
+      method: 'POST',
+      url: '/api/auth/signup',
+      csrf: true,
+      payload: { email: e.toUpperCase(), password: PASSWORD },
+    });
+    expect(again.statusCode).toBe(409);
+    expect(again.json().code).toBe('EMAIL_TAKEN');
+  });
+
+  it('gives the same answer for an unknown email and a wrong password', async () => {
+    const e = email();
+    await new Client(t.app).request({
+      method: 'POST',
+      url: '/api/auth/signup',
+      csrf: true,
+      payload: { email: e, password: PASSWORD },
+    });
+    const wrong = await new Client(t.app).request({
+      method: 'POST',
+      url: '/api/auth/signin/email_password',
+      csrf: true,
+      payload: { email: e, password: `${PASSWORD}!` },
+    });
+    const unknown = await new Client(t.app).request({
+      method: 'POST',
+      url: '/api/auth/signin/email_password',
+      csrf: true,
+      payload: { email: email(), password: PASSWORD },
+    });
+    expect(wrong.statusCode).toBe(401);
+    expect(unknown.statusCode).toBe(401);
+    expect(wrong.json()).toEqual(unknown.json());
+    expect(wrong.json().code).toBe('INVALID_CREDENTIALS');
+    expect(wrong.cookies.find((k) => k.name === 'auth.session-token')).toBeUndefined();
+  });
+
+  it('refuses state-changing cookie requests without the CSRF token', async () => {
+    const c = new Client(t.app);
+    const noToken = await c.request({
+      method: 'POST',
+      url: '/api/auth/signup',
+      payload: { email: email(), password: PASSWORD },
+    });
+    expect(noToken.statusCode).toBe(403);
+    expect(noToken.json().code).toBe('CSRF_INVALID');
+    await c.request({
+      method: 'POST',
+      url: '/api/auth/signup',
+      csrf: true,
+      payload: { email: email(), password: PASSWORD },
+    });
+    const forged = await c.request({
+      method: 'POST',
+      url: '/api/transcribe',
+      headers: { 'x-csrf-token': 'forged' },
+      payload: { sourceUrl: 'https://media.example.test/a.wav' },
+    });
+    expect(forged.statusCode).toBe(403);
+    expect(forged.json().code).toBe('CSRF_INVALID');
+    // A token from another browser (another CSRF secret) does not pass either.
+    const other = new Client(t.app);
+    const foreignToken = await other.fetchCsrf();
+    const crossed = await c.request({
+      method: 'POST',
+      url: '/api/transcribe',
+      headers: { 'x-csrf-token': foreignToken },
+      payload: { sourceUrl: 'https://media.example.test/a.wav' },
+    });
+    expect(crossed.statusCode).toBe(403);
+  });
+
+  it('signs in, signs out, and the old cookie stops working (revoked on the server)', async () => {
+    const e = email();
+    await new Client(t.app).request({
+      method: 'POST',
+      url: '/api/auth/signup',
+      csrf: true,
+      payload: { email: e, password: PASSWORD },
+    });
+    const c = new Client(t.app);
+    const signin = await c.request({
+      method: 'POST',
+      url: '/api/auth/signin/email_password',
+      csrf: true,
+      payload: { email: e, password: PASSWORD },
+    });
+    expect(signin.statusCode).toBe(200);
+    const oldToken = c.cookies.get('auth.session-token')!;
+    const ok = await c.request({
+      method: 'POST',
+      url: '/api/transcribe',
+      csrf: true,
+      payload: { sourceUrl: 'https://media.example.test/a.wav' },
+    });
+    expect(ok.statusCode).toBe(200);
+    const out = await c.request({ method: 'POST', url: '/api/auth/signout', csrf: true });
+    expect(out.statusCode).toBe(200);
+    expect(c.cookies.has('auth.session-token')).toBe(false);
+    // Replay the old cookie, as an attacker who copied it would.
+    c.cookies.set('auth.session-token', oldToken);
+    expect((await c.request({ url: '/api/auth/session' })).json()).toEqual({});
+    const after = await c.request({
+      method: 'POST',
+      url: '/api/transcribe',
+      csrf: true,
+      payload: { sourceUrl: 'https://media.example.test/a.wav' },
+    });
+    expect(after.statusCode).toBe(401);
+    expect(after.json()).toMatchObject({ statusCode: 401, code: 'UNAUTHENTICATED' });
+  });
+
+  it('revokes the previous session when the same browser signs in again', async () => {
+    const e = email();
+    const c = new Client(t.app);
+    await c.request({ method: 'POST', url: '/api/auth/signup', csrf: true, payload: { email: e, password: PASSWORD } });
+    const first = c.cookies.get('auth.session-token')!;
+    await c.request({
+      method: 'POST',
+      url: '/api/auth/signin/email_password',
+      csrf: true,
+      payload: { email: e, password: PASSWORD },
+    });
+    const second = c.cookies.get('auth.session-token')!;
+    expect(second).not.toBe(first);
+    expect(await t.storage.findActiveSession(hashSessionToken(first))).toBeNull();
+    expect(await t.storage.findActiveSession(hashSessionToken(second))).not.toBeNull();
+  });
+
+  it('treats an expired session as none (401)', async () => {
+    const c = new Client(t.app);
+    await c.request({
+      method: 'POST',
+      url: '/api/auth/signup',
+      csrf: true,
+      payload: { email: email(), password: PASSWORD },
+    });
+    const userId = (await c.request({ url: '/api/auth/session' })).json().user.id;
+    const token = newSessionToken();
+    await t.storage.createSession({
+      tokenHash: hashSessionToken(token),
+      userId,
+      expiresAt: new Date(Date.now() - 1000),
+    });
+    c.cookies.set('auth.session-token', token);
+    const res = await c.request({
+      method: 'POST',
+      url: '/api/transcribe',
+      csrf: true,
+      payload: { sourceUrl: 'https://media.example.test/a.wav' },
+    });
+    expect(res.statusCode).toBe(401);
+  });
+
+  it('answers 403 for a valid session on a gated resource (another user’s workspace)', async () => {
+    const a = new Client(t.app);
+    const b = new Client(t.app);
+    await a.request({
+      method: 'POST',
+      url: '/api/auth/signup',
+      csrf: true,
+      payload: { email: email(), password: PASSWORD },
+    });
+    await b.request({
+      method: 'POST',
+      url: '/api/auth/signup',
+      csrf: true,
+      payload: { email: email(), password: PASSWORD },
+    });
+    const bWorkspace = (await b.request({ url: '/api/auth/session' })).json().user.activeWorkspaceId;
+    const res = await a.request({
+      method: 'PUT',
+      url: '/api/workspaces/active',
+      csrf: true,
+      payload: { workspaceId: bWorkspace },
+    });
+    expect(res.statusCode).toBe(403);
+    expect(res.json().code).toBe('FORBIDDEN');
+    const own = (await a.request({ url: '/api/auth/session' })).json().user.activeWorkspaceId;
+    const ok = await a.request({
+      method: 'PUT',
+      url: '/api/workspaces/active',
+      csrf: true,
+      payload: { workspaceId: own },
+    });
+    expect(ok.statusCode).toBe(200);
+  });
+
+  it('validates bodies into the one error shape', async () => {
+    const c = new Client(t.app);
+    const res = await c.request({
+      method: 'POST',
+      url: '/api/auth/signup',
+      csrf: true,
+      payload: { email: 'not-an-email', password: 'x' },
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ statusCode: 400, code: 'VALIDATION_FAILED', message: expect.any(String) });
+  });
+});
+
+describe('auth over https', () => {
+  it('names the cookie __Secure-auth.session-token and marks it Secure', async () => {
+    const t = await startTestApp(testConfig({ PUBLIC_URL: 'https://api.example.test' }));
+    try {
+      const c = new Client(t.app);
+      const res = await c.request({
+        method: 'POST',
+        url: '/api/auth/signup',
+        csrf: true,
+        payload: { email: email(), password: PASSWORD },
+      });
+      expect(res.statusCode).toBe(201);
+      const cookie = res.cookies.find((k) => k.name === '__Secure-auth.session-token');
+      expect(cookie).toMatchObject({ httpOnly: true, secure: true, sameSite: 'Lax' });
+      expect(res.cookies.find((k) => k.name === 'auth.session-token')).toBeUndefined();
+      expect((await c.request({ url: '/api/auth/session' })).json().user).toBeDefined();
+    } finally {
+      await t.close();
+    }
+  });
+});

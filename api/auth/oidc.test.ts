@@ -1,0 +1,144 @@
+/**
+ * Google sign-in over OIDC against a real local OpenID Provider (the `oidc-provider`
+ * package) on loopback: discovery, PKCE, state, nonce, code exchange, ID token checks.
+ * Its interaction step (the login/consent screens) is answered by the test, as a user would.
+ */
+
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Provider from 'oidc-provider';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, startTestApp, type TestApp, testConfig } from '../testing/harness.ts';
+
+const APP_URL = 'http://app.example.test';
+const CLIENT_ID = 'transcribe-test';
+const CLIENT_SECRET = 'a-client-secret-for-tests-only-0123456789';
+
+describe('Google sign-in (OIDC) against a local provider', () => {
+  let server: Server;
+  let issuer: string;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    server = createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const provider = new Provider(issuer, {
+      clients: [
+        {
+          client_id: CLIENT_ID,
+          client_secret: CLIENT_SECRET,
+          redirect_uris: [`${APP_URL}/api/auth/callback/google`],
+          grant_types: ['authorization_code'],
+          response_types: ['code'],
+        },
+      ],
+      cookies: { keys: ['test-cookie-key-0123456789abcdef'] },
+      claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+      // Like Google: profile and email claims inside the ID token, not only at userinfo.
+      conformIdTokenClaims: false,
+      features: { devInteractions: { enabled: false } },
+      async findAccount(_ctx: unknown, sub: string) {
+        return {
+          accountId: sub,
+          claims: async () => ({ sub, email: `${sub}@gmail.example`, email_verified: true, name: 'Grace Hopper' }),
+        };
+      },
+    });
+    const callback = provider.callback();
+    server.on('request', async (req, res) => {
+      if (req.url?.startsWith('/interaction/')) {
+        // The user "logs in" as account g-123 and consents to what was asked.
+        const details = await provider.interactionDetails(req, res);
+        const grant = new provider.Grant({ accountId: 'g-123', clientId: details.params.client_id });
+        grant.addOIDCScope(details.params.scope);
+        const grantId = await grant.save();
+        await provider.interactionFinished(req, res, { login: { accountId: 'g-123' }, consent: { grantId } });
+        return;
+      }
+      callback(req, res);
+    });
+    t = await startTestApp(
+      testConfig({
+        PUBLIC_URL: APP_URL,
+        GOOGLE_CLIENT_ID: CLIENT_ID,
+        GOOGLE_CLIENT_SECRET: CLIENT_SECRET,
+        GOOGLE_ISSUER: issuer,
+      }),
+      { oidcAllowInsecureRequests: true },
+    );
+  });
+
+  afterAll(async () => {
+    await t?.close();
+    server?.closeAllConnections();
+    await new Promise((r) => server?.close(r));
+  });
+
+  /** Follows the provider's redirects with its cookies until it sends us back to the app. */
+  async function throughProvider(start: string): Promise<URL> {
+    const jar = new Map<string, string>();
+    let url = start;
+    for (let hop = 0; hop < 10; hop++) {
+      const res = await fetch(url, {
+        redirect: 'manual',
+        headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') },
+      });
+      for (const c of res.headers.getSetCookie()) {
+        const [pair] = c.split(';');
+        const i = pair!.indexOf('=');
+        jar.set(pair!.slice(0, i), pair!.slice(i + 1));
+      }
+      const location = res.headers.get('location');
+      expect(location, `hop ${hop} to ${url} answered ${res.status}`).toBeTruthy();
+      const next = new URL(location!, url);
+      if (next.origin === APP_URL) return next;
+      url = next.href;
+    }
+    throw new Error('too many redirects');
+  }
+
+  it('signs in with a session cookie and links the identity to one user', async () => {
+    const c = new Client(t.app);
+    const start = await c.request({ url: '/api/auth/signin/google' });
+    expect(start.statusCode).toBe(302);
+    const authUrl = new URL(start.headers.location as string);
+    expect(authUrl.origin).toBe(issuer);
+    expect(authUrl.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(authUrl.searchParams.get('nonce')).toBeTruthy();
+
+    const back = await throughProvider(authUrl.href);
+    expect(back.pathname).toBe('/api/auth/callback/google');
+    const done = await c.request({ url: back.pathname + back.search });
+    expect(done.statusCode).toBe(303);
+    const session = (await c.request({ url: '/api/auth/session' })).json();
+    expect(session.user).toMatchObject({ name: 'Grace Hopper', email: null });
+    expect(session.user.workspaces).toHaveLength(1);
+
+    // A second sign-in with the same Google account lands on the same user.
+    const c2 = new Client(t.app);
+    const start2 = await c2.request({ url: '/api/auth/signin/google' });
+    const back2 = await throughProvider(start2.headers.location as string);
+    await c2.request({ url: back2.pathname + back2.search });
+    expect((await c2.request({ url: '/api/auth/session' })).json().user.id).toBe(session.user.id);
+  });
+
+  it('refuses a callback whose state does not match the pending sign-in', async () => {
+    const c = new Client(t.app);
+    const start = await c.request({ url: '/api/auth/signin/google' });
+    const back = await throughProvider(start.headers.location as string);
+    back.searchParams.set('state', 'tampered');
+    const res = await c.request({ url: back.pathname + back.search });
+    expect(res.statusCode).toBe(401);
+    expect(res.json().code).toBe('OIDC_FAILED');
+    expect((await c.request({ url: '/api/auth/session' })).json()).toEqual({});
+  });
+
+  it('refuses a callback without the pending sign-in cookie (started in another browser)', async () => {
+    const c = new Client(t.app);
+    const start = await c.request({ url: '/api/auth/signin/google' });
+    const back = await throughProvider(start.headers.location as string);
+    const res = await new Client(t.app).request({ url: back.pathname + back.search });
+    expect(res.statusCode).toBe(401);
+  });
+});

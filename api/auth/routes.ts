@@ -1,0 +1,402 @@
+/**
+ * Accounts and sessions: the session hook, CSRF, email/password sign-up and sign-in,
+ * Google over OIDC, session lookup, sign-out and the active workspace. Registered inside
+ * the app (not encapsulated) so `request.auth` is visible to every route.
+ */
+
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../errors.ts';
+import type { Storage, User } from '../storage/types.ts';
+import type { OidcClient, PendingSignIn } from './oidc.ts';
+import { dummyPasswordHash, hashPassword, verifyPassword } from './passwords.ts';
+import { hashSessionToken, newSessionToken, requireSession, sessionCookieName } from './session.ts';
+
+export interface AuthOptions {
+  storage: Storage;
+  secure: boolean;
+  sessionTtlSec: number;
+  /** Absent when Google is not configured: its routes answer 404 OIDC_NOT_CONFIGURED. */
+  google?: OidcClient;
+}
+
+const errorRef = { $ref: 'ErrorBody#' };
+const userSchema = {
+  type: 'object',
+  required: ['id', 'email', 'name', 'activeWorkspaceId', 'workspaces'],
+  properties: {
+    id: { type: 'string' },
+    email: { type: ['string', 'null'] },
+    name: { type: ['string', 'null'] },
+    activeWorkspaceId: { type: 'string' },
+    workspaces: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'name', 'role'],
+        properties: { id: { type: 'string' }, name: { type: 'string' }, role: { type: 'string' } },
+      },
+    },
+  },
+} as const;
+const sessionSchema = {
+  type: 'object',
+  properties: { user: userSchema, expires: { type: 'string', format: 'date-time' } },
+} as const;
+const credentialsBody = {
+  type: 'object',
+  required: ['email', 'password'],
+  additionalProperties: false,
+  properties: {
+    email: { type: 'string', format: 'email', maxLength: 254 },
+    password: { type: 'string', minLength: 8, maxLength: 256 },
+    name: { type: 'string', maxLength: 200 },
+    _csrf: { type: 'string' },
+  },
+} as const;
+const csrfHeader = {
+  type: 'object',
+  properties: { 'x-csrf-token': { type: 'string', description: 'From GET /api/auth/csrf' } },
+} as const;
+
+const OIDC_COOKIE = 'auth.oidc-pending';
+
+/**
+ * Resolves the session cookie into `request.auth` on every request. Installed before the
+ * rate limiter, which keys on the session.
+ */
+export function installSessionHook(app: FastifyInstance, opts: { storage: Storage; secure: boolean }): void {
+  const cookieName = sessionCookieName(opts.secure);
+  app.decorateRequest('auth', null);
+  app.addHook('onRequest', async (request) => {
+    const token = request.cookies[cookieName];
+    if (!token || token.length > 100) return;
+    const tokenHash = hashSessionToken(token);
+    const session = await opts.storage.findActiveSession(tokenHash);
+    if (session) request.auth = { userId: session.userId, tokenHash, expiresAt: session.expiresAt };
+  });
+}
+
+export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promise<void> {
+  const { storage, secure } = opts;
+  const cookieName = sessionCookieName(secure);
+
+  const csrf = app.csrfProtection;
+
+  async function sessionView(userId: string) {
+    const user = await storage.getUser(userId);
+    if (!user) return null;
+    return { ...publicUser(user), workspaces: await storage.listWorkspaces(userId) };
+  }
+
+  async function startSession(request: FastifyRequest, reply: FastifyReply, user: User): Promise<void> {
+    // Signing in again replaces the browser's session: the old one is revoked, not orphaned.
+    if (request.auth) await storage.revokeSession(request.auth.tokenHash);
+    const token = newSessionToken();
+    const expiresAt = new Date(Date.now() + opts.sessionTtlSec * 1000);
+    await storage.createSession({ tokenHash: hashSessionToken(token), userId: user.id, expiresAt });
+    reply.setCookie(cookieName, token, {
+      path: '/',
+      httpOnly: true,
+      sameSite: 'lax',
+      secure,
+      expires: expiresAt,
+    });
+  }
+
+  app.get(
+    '/api/auth/csrf',
+    {
+      schema: {
+        operationId: 'getCsrfToken',
+        tags: ['auth'],
+        summary: 'A CSRF token to send as x-csrf-token on cookie-authenticated state-changing requests.',
+        response: { 200: { type: 'object', required: ['csrfToken'], properties: { csrfToken: { type: 'string' } } } },
+      },
+    },
+    async (_request, reply) => ({ csrfToken: reply.generateCsrf() }),
+  );
+
+  app.get(
+    '/api/auth/providers',
+    {
+      schema: {
+        operationId: 'listAuthProviders',
+        tags: ['auth'],
+        response: {
+          200: {
+            type: 'object',
+            additionalProperties: {
+              type: 'object',
+              properties: { id: { type: 'string' }, type: { type: 'string' }, enabled: { type: 'boolean' } },
+            },
+          },
+        },
+      },
+    },
+    async () => providers(opts),
+  );
+
+  app.get(
+    '/api/auth/signin',
+    {
+      schema: {
+        operationId: 'getSignInPage',
+        tags: ['auth'],
+        summary: 'The sign-in page: Google and email/password.',
+        response: { 200: { description: 'HTML page', content: { 'text/html': { schema: { type: 'string' } } } } },
+      },
+    },
+    async (request, reply) => {
+      const view = request.auth ? await sessionView(request.auth.userId) : null;
+      reply.header('content-security-policy', "default-src 'none'; script-src 'unsafe-inline'; connect-src 'self'");
+      reply.type('text/html; charset=utf-8');
+      return signInPage(reply.generateCsrf(), opts, view?.email ?? view?.name ?? (view ? view.id : null));
+    },
+  );
+
+  app.post(
+    '/api/auth/signup',
+    {
+      preHandler: csrf,
+      schema: {
+        operationId: 'signUp',
+        tags: ['auth'],
+        summary: 'Create an email/password account and sign in.',
+        headers: csrfHeader,
+        body: credentialsBody,
+        response: { 201: sessionSchema, 400: errorRef, 403: errorRef, 409: errorRef },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as { email: string; password: string; name?: string };
+      const passwordHash = await hashPassword(body.password);
+      const input = body.name === undefined ? { email: body.email, passwordHash } : { ...body, passwordHash };
+      const user = await storage.createPasswordUser(input);
+      if (!user) throw new ApiError(409, 'EMAIL_TAKEN', 'An account with this email already exists.');
+      await startSession(request, reply, user);
+      reply.code(201);
+      return { user: await sessionView(user.id) };
+    },
+  );
+
+  app.post(
+    '/api/auth/signin/email_password',
+    {
+      preHandler: csrf,
+      schema: {
+        operationId: 'signInWithPassword',
+        tags: ['auth'],
+        headers: csrfHeader,
+        body: credentialsBody,
+        response: { 200: sessionSchema, 400: errorRef, 401: errorRef, 403: errorRef },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as { email: string; password: string };
+      const credential = await storage.findPasswordCredential(body.email);
+      // Unknown email and wrong password run the same Argon2 work and answer the same way.
+      const ok = await verifyPassword(body.password, credential?.passwordHash ?? (await dummyPasswordHash()));
+      const user = ok && credential ? await storage.getUser(credential.userId) : null;
+      if (!user) throw new ApiError(401, 'INVALID_CREDENTIALS', 'Wrong email or password.');
+      await startSession(request, reply, user);
+      return { user: await sessionView(user.id) };
+    },
+  );
+
+  app.get(
+    '/api/auth/session',
+    {
+      schema: {
+        operationId: 'getSession',
+        tags: ['auth'],
+        summary: 'The signed-in user, or {} when there is none.',
+        response: { 200: sessionSchema },
+      },
+    },
+    async (request) => {
+      if (!request.auth) return {};
+      const user = await sessionView(request.auth.userId);
+      return user ? { user, expires: request.auth.expiresAt.toISOString() } : {};
+    },
+  );
+
+  app.post(
+    '/api/auth/signout',
+    {
+      preHandler: csrf,
+      schema: {
+        operationId: 'signOut',
+        tags: ['auth'],
+        summary: 'Revoke the session on the server and clear its cookie.',
+        headers: csrfHeader,
+        response: {
+          200: { type: 'object', required: ['ok'], properties: { ok: { type: 'boolean' } } },
+          403: errorRef,
+        },
+      },
+    },
+    async (request, reply) => {
+      if (request.auth) await storage.revokeSession(request.auth.tokenHash);
+      reply.clearCookie(cookieName, { path: '/', httpOnly: true, sameSite: 'lax', secure });
+      return { ok: true };
+    },
+  );
+
+  app.put(
+    '/api/workspaces/active',
+    {
+      onRequest: requireSession,
+      preHandler: csrf,
+      schema: {
+        operationId: 'setActiveWorkspace',
+        tags: ['workspaces'],
+        security: [{ sessionCookie: [] }],
+        headers: csrfHeader,
+        body: {
+          type: 'object',
+          required: ['workspaceId'],
+          additionalProperties: false,
+          properties: { workspaceId: { type: 'string', maxLength: 64 } },
+        },
+        response: { 200: sessionSchema, 401: errorRef, 403: errorRef },
+      },
+    },
+    async (request) => {
+      const { workspaceId } = request.body as { workspaceId: string };
+      const auth = request.auth!;
+      if (!(await storage.setActiveWorkspace(auth.userId, workspaceId))) {
+        throw new ApiError(403, 'FORBIDDEN', 'Not a member of that workspace.');
+      }
+      return { user: await sessionView(auth.userId), expires: auth.expiresAt.toISOString() };
+    },
+  );
+
+  app.get(
+    '/api/auth/signin/google',
+    {
+      schema: {
+        operationId: 'signInWithGoogle',
+        tags: ['auth'],
+        summary: 'Redirects to Google (OIDC authorization code flow with PKCE).',
+        response: { 302: { type: 'null', description: 'Redirect to the provider' }, 404: errorRef },
+      },
+    },
+    async (_request, reply) => {
+      const google = requireGoogle(opts);
+      const { url, pending } = await google.start();
+      reply.setCookie(OIDC_COOKIE, JSON.stringify(pending), {
+        path: '/api/auth/callback/google',
+        httpOnly: true,
+        // Lax: the browser must send it on the provider's top-level redirect back to us.
+        sameSite: 'lax',
+        secure,
+        signed: true,
+        maxAge: 600,
+      });
+      return reply.redirect(url, 302);
+    },
+  );
+
+  app.get(
+    '/api/auth/callback/google',
+    {
+      schema: {
+        operationId: 'googleCallback',
+        tags: ['auth'],
+        summary: 'Where Google redirects back; starts a session and redirects to the sign-in page.',
+        response: { 303: { type: 'null', description: 'Signed in' }, 401: errorRef, 404: errorRef },
+      },
+    },
+    async (request, reply) => {
+      const google = requireGoogle(opts);
+      const pending = readPending(request);
+      reply.clearCookie(OIDC_COOKIE, { path: '/api/auth/callback/google' });
+      if (!pending) throw new ApiError(401, 'OIDC_FAILED', 'The sign-in expired or was started elsewhere.');
+      let identity: Awaited<ReturnType<OidcClient['finish']>>;
+      try {
+        const q = request.url.indexOf('?');
+        identity = await google.finish(q === -1 ? '' : request.url.slice(q), pending);
+      } catch (err) {
+        request.log.warn({ err }, 'OIDC sign-in failed');
+        throw new ApiError(401, 'OIDC_FAILED', 'The identity provider sign-in did not complete.');
+      }
+      const user = await storage.upsertOidcUser({ provider: 'google', ...identity });
+      await startSession(request, reply, user);
+      return reply.redirect('/api/auth/signin', 303);
+    },
+  );
+
+  function readPending(request: FastifyRequest): PendingSignIn | null {
+    const raw = request.cookies[OIDC_COOKIE];
+    if (!raw) return null;
+    const unsigned = request.unsignCookie(raw);
+    if (!unsigned.valid || unsigned.value === null) return null;
+    try {
+      const p = JSON.parse(unsigned.value) as PendingSignIn;
+      return typeof p.state === 'string' && typeof p.nonce === 'string' && typeof p.codeVerifier === 'string'
+        ? p
+        : null;
+    } catch {
+      return null;
+    }
+  }
+}
+
+function requireGoogle(opts: AuthOptions): OidcClient {
+  if (!opts.google) throw new ApiError(404, 'OIDC_NOT_CONFIGURED', 'Google sign-in is not configured here.');
+  return opts.google;
+}
+
+function providers(opts: AuthOptions) {
+  return {
+    google: { id: 'google', type: 'oidc', enabled: opts.google !== undefined },
+    email_password: { id: 'email_password', type: 'credentials', enabled: true },
+  };
+}
+
+function publicUser(u: User) {
+  return { id: u.id, email: u.email, name: u.name, activeWorkspaceId: u.activeWorkspaceId };
+}
+
+const escapeHtml = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+function signInPage(csrfToken: string, opts: AuthOptions, signedInAs: string | null): string {
+  const google = opts.google
+    ? '<p><a id="provider-google" href="/api/auth/signin/google">Sign in with Google</a></p>'
+    : '<p id="provider-google">Google sign-in is not configured on this server.</p>';
+  const status = signedInAs
+    ? `<p id="status">Signed in as ${escapeHtml(signedInAs)}. <button id="signout">Sign out</button></p>`
+    : '';
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Sign in</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<body>
+<h1>Sign in</h1>
+${status}
+<section data-provider="google">${google}</section>
+<section data-provider="email_password">
+<form id="email_password">
+<label>Email <input name="email" type="email" autocomplete="email" required></label>
+<label>Password <input name="password" type="password" autocomplete="current-password" minlength="8" required></label>
+<button name="action" value="signin">Sign in</button> <button name="action" value="signup">Create account</button>
+</form>
+<p id="message" role="status"></p>
+</section>
+<script>
+const csrf = ${JSON.stringify(csrfToken).replace(/</g, '\\u003c')};
+const post = (url, body) => fetch(url, { method: 'POST', credentials: 'same-origin',
+  headers: { 'content-type': 'application/json', 'x-csrf-token': csrf }, body: JSON.stringify(body) });
+document.getElementById('email_password').addEventListener('submit', async (e) => {
+  e.preventDefault();
+  const f = new FormData(e.target);
+  const url = e.submitter && e.submitter.value === 'signup' ? '/api/auth/signup' : '/api/auth/signin/email_password';
+  const res = await post(url, { email: f.get('email'), password: f.get('password') });
+  if (res.ok) location.reload();
+  else document.getElementById('message').textContent = (await res.json()).message;
+});
+const so = document.getElementById('signout');
+if (so) so.addEventListener('click', async () => { await post('/api/auth/signout', {}); location.reload(); });
+</script>
+</body></html>`;
+}

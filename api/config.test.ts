@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.ts';
+
+describe('loadConfig', () => {
+  it('has working defaults: embedded storage, payments off, no Google', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({ port: 3000, host: '127.0.0.1', publicUrl: 'http://localhost:3000', mediaHosts: [] });
+    expect(c.databaseUrl).toBeUndefined();
+    expect(c.redisUrl).toBeUndefined();
+    expect(c.x402.payTo).toBeUndefined();
+    expect(c.x402.network).toBe('base-sepolia');
+    expect(c.google).toBeUndefined();
+    expect(Object.isFrozen(c) && Object.isFrozen(c.x402) && Object.isFrozen(c.mediaHosts)).toBe(true);
+  });
+
+  it('parses the environment', () => {
+    const c = loadConfig({
+      PORT: '8080',
+      DATABASE_URL: 'postgres://u@db/x',
+      REDIS_URL: 'redis://r:6379',
+      MEDIA_HOSTS: 'Media.Example.com, .cdn.example.net',
+      X402_PAY_TO: `0x${'a'.repeat(40)}`,
+      X402_NETWORK: 'base',
+      GOOGLE_CLIENT_ID: 'id',
+      GOOGLE_CLIENT_SECRET: 'secret',
+    });
+    expect(c.port).toBe(8080);
+    expect(c.mediaHosts).toEqual(['media.example.com', 'cdn.example.net']);
+    expect(c.x402.asset).toBe('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913');
+    expect(c.google).toEqual({ clientId: 'id', clientSecret: 'secret', issuer: 'https://accounts.google.com' });
+  });
+
+  it('lists every bad variable at once', () => {
+    expect(() =>
+      loadConfig({ PORT: 'x', X402_PAY_TO: 'nope', DATABASE_URL: 'mysql://a', NODE_ENV: 'production' }),
+    ).toThrow(ConfigError);
+    try {
+      loadConfig({ PORT: 'x', X402_PAY_TO: 'nope', DATABASE_URL: 'mysql://a', NODE_ENV: 'production' });
+    } catch (err) {
+      const msg = (err as Error).message;
+      for (const name of ['PORT', 'X402_PAY_TO', 'DATABASE_URL', 'AUTH_SECRET']) expect(msg).toContain(name);
+    }
+  });
+});

@@ -1,0 +1,187 @@
+/**
+ * The API's errors: one body shape for every non-2xx answer, the API's own stable codes,
+ * and the one table that maps `EngineError` codes to HTTP statuses. The error handler and
+ * the not-found handler in app.ts are the only places that turn errors into responses.
+ */
+
+import type { FastifyError } from 'fastify';
+import { type EngineErrorCode, ERROR_CODES, isEngineError } from '../engine/errors.ts';
+
+export const API_ERROR_CODES = {
+  VALIDATION_FAILED: 'The request body, query or headers do not match the schema.',
+  UNAUTHENTICATED: 'No valid session (missing, expired or revoked).',
+  FORBIDDEN: 'The session is valid but may not use this resource.',
+  CSRF_INVALID: 'The CSRF token is missing or wrong for this cookie-authenticated request.',
+  INVALID_CREDENTIALS: 'The email or password is wrong (deliberately not saying which).',
+  EMAIL_TAKEN: 'An account with this email already exists.',
+  OIDC_NOT_CONFIGURED: 'This sign-in provider is not configured on the service.',
+  OIDC_FAILED: 'The identity provider sign-in did not complete.',
+  NOT_FOUND: 'No such route.',
+  RATE_LIMITED: 'Too many requests; see Retry-After.',
+  PAYMENT_REQUIRED: 'This operation is paid: send an X-PAYMENT header per x402.',
+  PAYMENT_INVALID: 'The X-PAYMENT header does not match the payment requirements or was rejected.',
+  PAYMENT_REPLAYED: 'This payment authorization has already been used or is in use.',
+  PAYMENT_SETTLEMENT_FAILED: 'The facilitator could not settle the payment; no result is given.',
+  PAYMENTS_DISABLED: 'No receiving wallet is configured; the paid endpoint is unavailable.',
+  FACILITATOR_UNAVAILABLE: 'The payment facilitator could not be reached.',
+  PAYLOAD_TOO_LARGE: 'The request body is too large.',
+  INTERNAL: 'An unexpected error; the details are in the server log.',
+} as const;
+
+export type ApiErrorCode = keyof typeof API_ERROR_CODES;
+export type ErrorCode = ApiErrorCode | EngineErrorCode;
+
+/** Every documented code, for the OpenAPI enum and the test that checks the table. */
+export const ALL_ERROR_CODES = [...Object.keys(API_ERROR_CODES), ...Object.keys(ERROR_CODES)] as ErrorCode[];
+
+/**
+ * EngineError code → HTTP status. The caller's fault is 4xx; an origin or engine failure
+ * outside the caller's control is 5xx (502 when someone upstream failed).
+ */
+export const ENGINE_STATUS: Readonly<Record<EngineErrorCode, number>> = Object.freeze({
+  SOURCE_URL_INVALID: 400,
+  SOURCE_SCHEME_NOT_ALLOWED: 400,
+  SOURCE_HOST_NOT_ALLOWED: 400,
+  SOURCE_ADDRESS_BLOCKED: 400,
+  SOURCE_TOO_LARGE: 413,
+  SOURCE_HTTP_STATUS: 502,
+  SOURCE_TIMEOUT: 504,
+  SOURCE_UNREACHABLE: 502,
+  SOURCE_TOO_MANY_REDIRECTS: 502,
+  SOURCE_NOT_FOUND: 400,
+  DECODE_FAILED: 422,
+  NO_AUDIO_STREAM: 422,
+  EMPTY_MEDIA: 422,
+  MEDIA_DURATION_EXCEEDED: 413,
+  DECODE_TIMEOUT: 504,
+  FFMPEG_NOT_FOUND: 503,
+  MODEL_NOT_AVAILABLE: 503,
+  MODEL_UNKNOWN: 503,
+  MODEL_CHECKSUM_MISMATCH: 503,
+  MODEL_LOAD_FAILED: 503,
+  // The service is shutting down (the model was freed under an in-flight request).
+  MODEL_CLOSED: 503,
+  ASR_FAILED: 502,
+  ADDON_NOT_BUILT: 503,
+  VAD_FAILED: 502,
+  // Only ever seen by a client that has gone away (nginx's 499 "client closed request").
+  ABORTED: 499,
+  INVALID_OPTIONS: 400,
+  // workers/ — the queue
+  JOB_NOT_FOUND: 404,
+  QUEUE_MISCONFIGURED: 503,
+  INTERNAL_ERROR: 500,
+});
+
+/** The one error body shape. `details` only carries data safe to show the caller. */
+export interface ErrorBody {
+  statusCode: number;
+  code: ErrorCode;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  readonly statusCode: number;
+  readonly code: ApiErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+  /** Extra top-level fields for the body (x402's `accepts`, `x402Version`, `error`). */
+  readonly extra: Record<string, unknown> | undefined;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(
+    statusCode: number,
+    code: ApiErrorCode,
+    message: string,
+    opts: {
+      details?: Record<string, unknown>;
+      extra?: Record<string, unknown>;
+      headers?: Record<string, string>;
+      cause?: unknown;
+    } = {},
+  ) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.statusCode = statusCode;
+    this.code = code;
+    this.details = opts.details;
+    this.extra = opts.extra;
+    this.headers = opts.headers;
+  }
+}
+
+export interface MappedError {
+  body: ErrorBody & Record<string, unknown>;
+  headers?: Record<string, string>;
+  /** Unexpected: log it with its stack. */
+  internal: boolean;
+}
+
+/** Maps anything thrown on a request path to a status and the one body shape. */
+export function toErrorResponse(err: unknown): MappedError {
+  if (err instanceof ApiError) {
+    const body: ErrorBody & Record<string, unknown> = {
+      ...err.extra,
+      statusCode: err.statusCode,
+      code: err.code,
+      message: err.message,
+    };
+    if (err.details) body.details = err.details;
+    return err.headers ? { body, headers: err.headers, internal: false } : { body, internal: false };
+  }
+  if (isEngineError(err)) {
+    const statusCode = ENGINE_STATUS[err.code] ?? 500;
+    // A 500's message may describe our internals; the log has it, the caller gets the code.
+    const message = statusCode === 500 ? 'Internal server error.' : err.message;
+    const body: ErrorBody & Record<string, unknown> = { statusCode, code: err.code, message };
+    if (statusCode !== 500 && Object.keys(err.details).length > 0) body.details = err.details;
+    return { body, internal: statusCode >= 500 && statusCode !== 502 && statusCode !== 504 };
+  }
+  const fe = err as Partial<FastifyError> | undefined;
+  if (fe && typeof fe === 'object' && fe.validation) {
+    return {
+      body: {
+        statusCode: 400,
+        code: 'VALIDATION_FAILED',
+        message: fe.message ?? 'Invalid request.',
+        details: { issues: fe.validation.map((v) => ({ path: v.instancePath, message: v.message })) },
+      },
+      internal: false,
+    };
+  }
+  if (fe?.code === 'FST_CSRF_INVALID_TOKEN' || fe?.code === 'FST_CSRF_MISSING_SECRET') {
+    return {
+      body: { statusCode: 403, code: 'CSRF_INVALID', message: 'Missing or invalid CSRF token (x-csrf-token).' },
+      internal: false,
+    };
+  }
+  const status = typeof fe?.statusCode === 'number' ? fe.statusCode : 500;
+  if (status === 413) {
+    return {
+      body: { statusCode: 413, code: 'PAYLOAD_TOO_LARGE', message: 'Request body too large.' },
+      internal: false,
+    };
+  }
+  if (status >= 400 && status < 500) {
+    // Fastify's own client errors (bad JSON, wrong content type, ...).
+    return {
+      body: { statusCode: status, code: 'VALIDATION_FAILED', message: fe?.message ?? 'Bad request.' },
+      internal: false,
+    };
+  }
+  return { body: { statusCode: 500, code: 'INTERNAL', message: 'Internal server error.' }, internal: true };
+}
+
+/** JSON schema of the error body, shared by every route's non-2xx responses in OpenAPI. */
+export const errorBodySchema = {
+  $id: 'ErrorBody',
+  type: 'object',
+  required: ['statusCode', 'code', 'message'],
+  properties: {
+    statusCode: { type: 'integer' },
+    code: { type: 'string', enum: ALL_ERROR_CODES },
+    message: { type: 'string' },
+    details: { type: 'object', additionalProperties: true },
+  },
+  additionalProperties: true,
+} as const;

@@ -1,0 +1,72 @@
+/**
+ * The OpenAPI document: generated from the route schemas, valid OpenAPI 3.1 under an
+ * independent validator, one unique operationId per operation, every error body the same
+ * shape.
+ */
+
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp, testConfig } from './testing/harness.ts';
+
+describe('GET /openapi.json', () => {
+  let t: TestApp;
+  // biome-ignore lint/suspicious/noExplicitAny: a JSON document walked generically
+  let doc: any;
+
+  beforeAll(async () => {
+    t = await startTestApp(testConfig());
+    const res = await t.app.inject({ url: '/openapi.json' });
+    expect(res.statusCode).toBe(200);
+    doc = res.json();
+  });
+  afterAll(() => t.close());
+
+  it('is a valid OpenAPI 3.1 document', async () => {
+    expect(doc.openapi).toBe('3.1.0');
+    const validator = new Validator();
+    const result = await validator.validate(doc);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe('3.1');
+  });
+
+  it('has one unique operationId per operation, covering the issue’s routes', () => {
+    const ids: string[] = [];
+    const ops: string[] = [];
+    for (const [path, item] of Object.entries<Record<string, { operationId?: string }>>(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        ops.push(`${method.toUpperCase()} ${path}`);
+        expect(op.operationId, `${method} ${path}`).toMatch(/^[a-zA-Z]+$/);
+        ids.push(op.operationId!);
+      }
+    }
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ops).toEqual(
+      expect.arrayContaining([
+        'GET /api/health',
+        'GET /api/auth/signin',
+        'GET /api/auth/session',
+        'POST /api/auth/signout',
+        'POST /api/transcribe',
+        'GET /api/agent/transcribe',
+        'POST /api/agent/transcribe',
+      ]),
+    );
+    expect(ops).not.toContain('GET /openapi.json');
+  });
+
+  it('describes every error response with the shared ErrorBody', () => {
+    const schemas = doc.components.schemas;
+    const errorBody = Object.values<{ title?: string; required?: string[] }>(schemas).find((s) =>
+      ['statusCode', 'code', 'message'].every((k) => s.required?.includes(k)),
+    );
+    expect(errorBody).toBeDefined();
+    for (const item of Object.values<Record<string, { responses: Record<string, { content?: object }> }>>(doc.paths)) {
+      for (const op of Object.values(item)) {
+        for (const [status, response] of Object.entries(op.responses)) {
+          if (Number(status) >= 400) expect(JSON.stringify(response)).toContain('#/components/schemas/');
+        }
+      }
+    }
+  });
+});

@@ -1,0 +1,396 @@
+/**
+ * The paid endpoint's HTTP behaviour: a real x402 client (@x402/fetch + @x402/evm, a local
+ * test key) pays a real local facilitator that checks signatures. The transcriber here is
+ * the harness's STAND-IN, so these tests pin the payment flow itself; e2e.test.ts runs the
+ * same payment against the real engine.
+ */
+
+import { x402Client, x402HTTPClient } from '@x402/core/client';
+import { decodePaymentResponseHeader } from '@x402/core/http';
+import { toClientEvmSigner } from '@x402/evm';
+import { ExactEvmSchemeV1 } from '@x402/evm/v1';
+import { wrapFetchWithPayment } from '@x402/fetch';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { EngineError } from '../../engine/errors.ts';
+import type { SqlStorage } from '../storage/sql.ts';
+import { LocalFacilitator } from '../testing/facilitator.ts';
+import {
+  memoryStorage,
+  PAY_TO,
+  StandInTranscriber,
+  startTestApp,
+  type TestApp,
+  testConfig,
+} from '../testing/harness.ts';
+import { paymentId } from '../x402/payment.ts';
+
+const SOURCE = 'https://media.example.com/talk.mp3';
+// biome-ignore lint/suspicious/noExplicitAny: JSON bodies are checked field by field
+const json = (res: Response): Promise<any> => res.json();
+const account = privateKeyToAccount(generatePrivateKey());
+const payer = new x402Client().registerV1('base-sepolia', new ExactEvmSchemeV1(toClientEvmSigner(account)));
+const httpPayer = new x402HTTPClient(payer);
+
+describe('POST /api/agent/transcribe (x402 v1)', () => {
+  let storage: SqlStorage;
+  let facilitator: LocalFacilitator;
+  let t: TestApp;
+  let base: string;
+  const transcriber = new StandInTranscriber();
+
+  beforeAll(async () => {
+    storage = await memoryStorage();
+    facilitator = await new LocalFacilitator().start();
+    t = await startTestApp(
+      testConfig({
+        X402_PAY_TO: PAY_TO,
+        X402_FACILITATOR_URL: facilitator.url,
+        PUBLIC_URL: 'http://agent.example.test',
+        RATE_LIMIT_TRANSCRIBE_MAX: '1000',
+      }),
+      { storage, transcriber },
+    );
+    base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await storage?.close();
+    await facilitator?.close();
+  });
+  beforeEach(() => {
+    transcriber.calls = [];
+    transcriber.fail = null;
+    transcriber.delayMs = 0;
+    transcriber.aborted = 0;
+    facilitator.failSettle = null;
+  });
+
+  const post = (body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal) =>
+    fetch(`${base}/api/agent/transcribe`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+      ...(signal ? { signal } : {}),
+    });
+
+  /** What a client would put in X-PAYMENT after reading our 402. */
+  async function signedPayment(): Promise<string> {
+    const res = await post({ sourceUrl: SOURCE });
+    expect(res.status).toBe(402);
+    const required = httpPayer.getPaymentRequiredResponse((n) => res.headers.get(n), await json(res));
+    const payload = await payer.createPaymentPayload(required);
+    return httpPayer.encodePaymentSignatureHeader(payload)['X-PAYMENT']!;
+  }
+
+  it('tells the price and terms', async () => {
+    const res = await fetch(`${base}/api/agent/transcribe`);
+    expect(res.status).toBe(200);
+    expect(await json(res)).toMatchObject({
+      price: { amount: '0.05', currency: 'USDC', decimals: 6, baseUnits: '50000' },
+      protocol: 'x402',
+      x402Version: 1,
+      paymentsEnabled: true,
+      network: 'base-sepolia',
+      asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+    });
+  });
+
+  it.each([
+    [{}, 'VALIDATION_FAILED'],
+    [{ sourceUrl: 'http://media.example.com/a.mp3' }, 'SOURCE_SCHEME_NOT_ALLOWED'],
+    [{ sourceUrl: 'https://127.0.0.1/a.mp3' }, 'SOURCE_ADDRESS_BLOCKED'],
+    [{ sourceUrl: 'https://[::ffff:10.0.0.1]/a.mp3' }, 'SOURCE_ADDRESS_BLOCKED'],
+    [{ sourceUrl: 'https://169.254.169.254/latest' }, 'SOURCE_ADDRESS_BLOCKED'],
+    [{ sourceUrl: 'https://localhost/a.mp3' }, 'SOURCE_ADDRESS_BLOCKED'],
+    [{ sourceUrl: 'https://user:pw@media.example.com/a.mp3' }, 'SOURCE_URL_INVALID'],
+  ])('answers 400 for %j before any payment talk', async (body, code) => {
+    const res = await post(body, { 'X-PAYMENT': 'garbage' });
+    expect(res.status).toBe(400);
+    expect((await json(res)).code).toBe(code);
+    expect(facilitator.verifyCalls).toBe(0);
+  });
+
+  it('answers 402 with the x402 v1 requirements when X-PAYMENT is missing', async () => {
+    const res = await post({ sourceUrl: SOURCE });
+    expect(res.status).toBe(402);
+    const body = await json(res);
+    expect(body).toMatchObject({
+      x402Version: 1,
+      error: expect.any(String),
+      code: 'PAYMENT_REQUIRED',
+      statusCode: 402,
+    });
+    expect(body.accepts).toEqual([
+      {
+        scheme: 'exact',
+        network: 'base-sepolia',
+        maxAmountRequired: '50000',
+        asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+        payTo: PAY_TO,
+        resource: 'http://agent.example.test/api/agent/transcribe',
+        description: expect.any(String),
+        mimeType: 'application/json',
+        maxTimeoutSeconds: 300,
+        extra: { name: 'USDC', version: '2' },
+      },
+    ]);
+  });
+
+  it('pays with a real x402 client: 402 → 200 with X-PAYMENT-RESPONSE, settled once', async () => {
+    const paidFetch = wrapFetchWithPayment(fetch, payer);
+    const before = facilitator.settlements.length;
+    const res = await paidFetch(`${base}/api/agent/transcribe`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sourceUrl: SOURCE, language: 'en' }),
+    });
+    expect(res.status).toBe(200);
+    expect((await json(res)).segments).toHaveLength(1);
+    const settlement = decodePaymentResponseHeader(res.headers.get('x-payment-response')!);
+    expect(settlement).toMatchObject({ success: true, network: 'base-sepolia', payer: account.address });
+    expect(facilitator.settlements.slice(before)).toEqual([
+      expect.objectContaining({ payer: account.address, value: '50000', transaction: settlement.transaction }),
+    ]);
+    expect(transcriber.calls).toEqual([expect.objectContaining({ sourceUrl: SOURCE, policy: { mode: 'public' } })]);
+    const s = facilitator.settlements.at(-1)!;
+    const id = paymentId({
+      network: 'base-sepolia',
+      payload: { authorization: { from: s.payer, nonce: s.nonce } },
+    } as never);
+    expect(await storage.getPayment(id)).toMatchObject({ transaction: settlement.transaction, amount: '50000' });
+  });
+
+  it('runs a payment replayed concurrently once and charges it once', async () => {
+    const header = await signedPayment();
+    transcriber.delayMs = 200;
+    const before = facilitator.settlements.length;
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => post({ sourceUrl: SOURCE }, { 'X-PAYMENT': header })),
+    );
+    const statuses = answers.map((r) => r.status).sort();
+    expect(statuses).toEqual([200, 409, 409, 409, 409]);
+    expect(transcriber.calls).toHaveLength(1);
+    expect(facilitator.settlements.length - before).toBe(1);
+    // And later, sequentially: still refused.
+    const again = await post({ sourceUrl: SOURCE }, { 'X-PAYMENT': header });
+    expect(again.status).toBe(409);
+    expect((await json(again)).code).toBe('PAYMENT_REPLAYED');
+  });
+
+  it('rejects a payment whose signature does not cover what it claims (facilitator verify)', async () => {
+    const header = await signedPayment();
+    const p = JSON.parse(Buffer.from(header, 'base64').toString());
+    // Still within our window, but not what was signed.
+    p.payload.authorization.validBefore = String(Number(p.payload.authorization.validBefore) - 1);
+    const res = await post({ sourceUrl: SOURCE }, { 'X-PAYMENT': Buffer.from(JSON.stringify(p)).toString('base64') });
+    expect(res.status).toBe(402);
+    const body = await json(res);
+    expect(body).toMatchObject({
+      code: 'PAYMENT_INVALID',
+      x402Version: 1,
+      details: { reason: 'invalid_exact_evm_payload_signature' },
+    });
+    expect(body.accepts).toHaveLength(1);
+    expect(transcriber.calls).toHaveLength(0);
+  });
+
+  it.each([
+    ['payTo', (a: Record<string, string>) => (a.to = `0x${'9'.repeat(40)}`), 'wrong payee'],
+    ['amount', (a: Record<string, string>) => (a.value = '1'), 'wrong amount'],
+    [
+      'expiry',
+      (a: Record<string, string>) => (a.validBefore = String(Math.floor(Date.now() / 1000) + 5)),
+      'authorization expires too soon',
+    ],
+  ])('rejects a payment with the wrong %s before the facilitator', async (_what, mutate, reason) => {
+    const header = await signedPayment();
+    const p = JSON.parse(Buffer.from(header, 'base64').toString());
+    mutate(p.payload.authorization);
+    const verifies = facilitator.verifyCalls;
+    const res = await post({ sourceUrl: SOURCE }, { 'X-PAYMENT': Buffer.from(JSON.stringify(p)).toString('base64') });
+    expect(res.status).toBe(402);
+    expect((await json(res)).details.reason).toBe(reason);
+    expect(facilitator.verifyCalls).toBe(verifies);
+  });
+
+  it('answers 502 and settles nothing when the source fails; the payment can then be retried', async () => {
+    const header = await signedPayment();
+    transcriber.fail = new EngineError('SOURCE_UNREACHABLE', 'connection refused');
+    const before = facilitator.settleCalls;
+    const res = await post({ sourceUrl: SOURCE }, { 'X-PAYMENT': header });
+    expect(res.status).toBe(502);
+    expect(res.headers.get('x-payment-response')).toBeNull();
+    expect((await json(res)).code).toBe('SOURCE_UNREACHABLE');
+    expect(facilitator.settleCalls).toBe(before);
+    transcriber.fail = null;
+    const retry = await post({ sourceUrl: SOURCE }, { 'X-PAYMENT': header });
+    expect(retry.status).toBe(200);
+  });
+
+  it('gives no result when settlement fails (402)', async () => {
+    const header = await signedPayment();
+    facilitator.failSettle = 'insufficient_funds';
+    const res = await post({ sourceUrl: SOURCE }, { 'X-PAYMENT': header });
+    expect(res.status).toBe(402);
+    const body = await json(res);
+    expect(body).toMatchObject({ code: 'PAYMENT_SETTLEMENT_FAILED', details: { reason: 'insufficient_funds' } });
+    expect(body.segments).toBeUndefined();
+    expect(transcriber.calls).toHaveLength(1);
+  });
+
+  it('cancels the work when the client disconnects, and settles nothing', async () => {
+    const header = await signedPayment();
+    transcriber.delayMs = 10_000;
+    const settles = facilitator.settleCalls;
+    const ac = new AbortController();
+    const pending = post({ sourceUrl: SOURCE }, { 'X-PAYMENT': header }, ac.signal).catch((e: unknown) => e);
+    await expect.poll(() => transcriber.calls.length).toBe(1);
+    ac.abort();
+    await pending;
+    await expect.poll(() => transcriber.aborted).toBe(1);
+    expect(facilitator.settleCalls).toBe(settles);
+  });
+});
+
+describe('POST /api/agent/transcribe without a receiving wallet', () => {
+  it('answers 503 (after the body check) and says payments are disabled', async () => {
+    const t = await startTestApp(testConfig());
+    try {
+      const terms = (await t.app.inject({ url: '/api/agent/transcribe' })).json();
+      expect(terms.paymentsEnabled).toBe(false);
+      const res = await t.app.inject({ method: 'POST', url: '/api/agent/transcribe', payload: { sourceUrl: SOURCE } });
+      expect(res.statusCode).toBe(503);
+      expect(res.json().code).toBe('PAYMENTS_DISABLED');
+      const bad = await t.app.inject({ method: 'POST', url: '/api/agent/transcribe', payload: {} });
+      expect(bad.statusCode).toBe(400);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('POST /api/agent/transcribe with Redis-backed nonce claims', () => {
+  it('runs a payment replayed across two app instances once', async () => {
+    const { Redis } = await import('ioredis');
+    const redis = new Redis(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
+    const prefix = `test-agent-${Date.now()}-${Math.random().toString(36).slice(2)}:`;
+    const facilitator = await new LocalFacilitator().start();
+    const storage = await memoryStorage();
+    const transcriber = new StandInTranscriber();
+    transcriber.delayMs = 200;
+    const config = testConfig({
+      X402_PAY_TO: PAY_TO,
+      X402_FACILITATOR_URL: facilitator.url,
+      RATE_LIMIT_TRANSCRIBE_MAX: '1000',
+    });
+    // Two instances sharing one Redis, as behind a load balancer.
+    const a = await startTestApp(config, { storage, transcriber, redis, redisPrefix: prefix });
+    const b = await startTestApp(config, { storage, transcriber, redis, redisPrefix: prefix });
+    try {
+      const required = await a.app.inject({
+        method: 'POST',
+        url: '/api/agent/transcribe',
+        payload: { sourceUrl: SOURCE },
+      });
+      const payload = await payer.createPaymentPayload(
+        httpPayer.getPaymentRequiredResponse(() => null, required.json()),
+      );
+      const header = httpPayer.encodePaymentSignatureHeader(payload)['X-PAYMENT']!;
+      const send = (t: TestApp) =>
+        t.app.inject({
+          method: 'POST',
+          url: '/api/agent/transcribe',
+          headers: { 'x-payment': header },
+          payload: { sourceUrl: SOURCE },
+        });
+      const answers = await Promise.all([send(a), send(b), send(a), send(b)]);
+      expect(answers.map((r) => r.statusCode).sort()).toEqual([200, 409, 409, 409]);
+      expect(transcriber.calls).toHaveLength(1);
+      expect(facilitator.settlements).toHaveLength(1);
+    } finally {
+      await a.close();
+      await b.close();
+      await storage.close();
+      await facilitator.close();
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length > 0) await redis.del(...keys);
+      redis.disconnect();
+    }
+  });
+});
+
+describe('POST /api/agent/transcribe near the end of the authorization', () => {
+  it('stops work that would outlive the authorization and settles nothing', async () => {
+    const { signTypedData } = await import('viem/accounts');
+    const facilitator = await new LocalFacilitator().start();
+    const transcriber = new StandInTranscriber();
+    transcriber.delayMs = 20_000;
+    const t = await startTestApp(testConfig({ X402_PAY_TO: PAY_TO, X402_FACILITATOR_URL: facilitator.url }), {
+      transcriber,
+      x402SettleMarginSec: 2,
+    });
+    try {
+      const key = generatePrivateKey();
+      const from = privateKeyToAccount(key).address;
+      const now = Math.floor(Date.now() / 1000);
+      // Signed by hand (the client library always grants maxTimeoutSeconds): valid 5 s more.
+      const authorization = {
+        from,
+        to: PAY_TO,
+        value: '50000',
+        validAfter: String(now - 60),
+        validBefore: String(now + 5),
+        nonce: `0x${'ab'.repeat(32)}`,
+      } as const;
+      const signature = await signTypedData({
+        privateKey: key,
+        domain: {
+          name: 'USDC',
+          version: '2',
+          chainId: 84532,
+          verifyingContract: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+        },
+        types: {
+          TransferWithAuthorization: [
+            { name: 'from', type: 'address' },
+            { name: 'to', type: 'address' },
+            { name: 'value', type: 'uint256' },
+            { name: 'validAfter', type: 'uint256' },
+            { name: 'validBefore', type: 'uint256' },
+            { name: 'nonce', type: 'bytes32' },
+          ],
+        },
+        primaryType: 'TransferWithAuthorization',
+        message: {
+          ...authorization,
+          value: 50000n,
+          validAfter: BigInt(authorization.validAfter),
+          validBefore: BigInt(authorization.validBefore),
+        },
+      });
+      const header = Buffer.from(
+        JSON.stringify({
+          x402Version: 1,
+          scheme: 'exact',
+          network: 'base-sepolia',
+          payload: { signature, authorization },
+        }),
+      ).toString('base64');
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/agent/transcribe',
+        headers: { 'x-payment': header },
+        payload: { sourceUrl: SOURCE },
+      });
+      expect(res.statusCode).toBe(402);
+      expect(res.json().code).toBe('PAYMENT_SETTLEMENT_FAILED');
+      expect(transcriber.aborted).toBe(1);
+      expect(facilitator.verifyCalls).toBe(1);
+      expect(facilitator.settleCalls).toBe(0);
+    } finally {
+      await t.close();
+      await facilitator.close();
+    }
+  });
+});

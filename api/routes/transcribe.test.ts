@@ -1,0 +1,112 @@
+/**
+ * POST /api/transcribe at the HTTP layer, with the harness's STAND-IN transcriber (the
+ * real engine runs in e2e.test.ts): body checks, the media-host allow-list, what reaches
+ * the transcriber.
+ */
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SqlStorage } from '../storage/sql.ts';
+import {
+  Client,
+  memoryStorage,
+  StandInTranscriber,
+  startTestApp,
+  type TestApp,
+  testConfig,
+} from '../testing/harness.ts';
+
+describe('POST /api/transcribe', () => {
+  let storage: SqlStorage;
+  let t: TestApp;
+  let c: Client;
+  const transcriber = new StandInTranscriber();
+
+  beforeAll(async () => {
+    storage = await memoryStorage();
+    t = await startTestApp(
+      testConfig({ MEDIA_HOSTS: 'media.example.test,cdn.example.net', RATE_LIMIT_TRANSCRIBE_MAX: '100' }),
+      { storage, transcriber },
+    );
+    c = new Client(t.app);
+    await c.request({
+      method: 'POST',
+      url: '/api/auth/signup',
+      csrf: true,
+      payload: { email: `t-${Date.now()}@example.com`, password: 'long enough password' },
+    });
+  });
+  afterAll(async () => {
+    await t.close();
+    await storage.close();
+  });
+
+  const send = (payload: unknown) =>
+    c.request({ method: 'POST', url: '/api/transcribe', csrf: true, payload: payload as object });
+
+  it('answers 401 without a session, before anything else', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/api/transcribe', payload: { nonsense: true } });
+    expect(res.statusCode).toBe(401);
+  });
+
+  it.each([
+    [{}, 'VALIDATION_FAILED'],
+    [{ sourceUrl: 'https://media.example.test/a.wav', language: 'english' }, 'VALIDATION_FAILED'],
+    [{ sourceUrl: 'https://media.example.test/a.wav', word_timestamps: 'yes' }, 'VALIDATION_FAILED'],
+    [{ sourceUrl: 'https://media.example.test/a.wav', extra: 1 }, 'VALIDATION_FAILED'],
+    [{ sourceUrl: 'not a url' }, 'SOURCE_URL_INVALID'],
+    [{ sourceUrl: 'http://media.example.test/a.wav' }, 'SOURCE_SCHEME_NOT_ALLOWED'],
+    [{ sourceUrl: 'https://evil.example.org/a.wav' }, 'SOURCE_HOST_NOT_ALLOWED'],
+    [{ sourceUrl: 'https://media.example.test.evil.org/a.wav' }, 'SOURCE_HOST_NOT_ALLOWED'],
+    [{ sourceUrl: 'https://127.0.0.1/a.wav' }, 'SOURCE_HOST_NOT_ALLOWED'],
+  ])('answers 400 for %j', async (payload, code) => {
+    const before = transcriber.calls.length;
+    const res = await send(payload);
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ statusCode: 400, code });
+    expect(transcriber.calls.length).toBe(before);
+  });
+
+  it('passes the allow-list policy, the hint and the cap to the transcriber; words by default', async () => {
+    const res = await send({ sourceUrl: 'https://a.cdn.example.net/x.mp3', language: 'de' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().segments[0].words).toHaveLength(1);
+    expect(transcriber.calls.at(-1)).toEqual({
+      sourceUrl: 'https://a.cdn.example.net/x.mp3',
+      policy: { mode: 'allowlist', hostSuffixes: ['media.example.test', 'cdn.example.net'] },
+      language: 'de',
+      wordTimestamps: true,
+      maxBytes: 200 * 1024 * 1024,
+    });
+  });
+
+  it('leaves words out when word_timestamps is false', async () => {
+    const res = await send({ sourceUrl: 'https://media.example.test/x.mp3', word_timestamps: false });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().segments[0]).toEqual({ start: 0, end: 1.5, text: 'stand-in' });
+  });
+});
+
+describe('POST /api/transcribe with no media hosts configured', () => {
+  it('refuses every host with 400', async () => {
+    const t = await startTestApp(testConfig({ MEDIA_HOSTS: '' }));
+    try {
+      const c = new Client(t.app);
+      await c.request({
+        method: 'POST',
+        url: '/api/auth/signup',
+        csrf: true,
+        payload: { email: `n-${Date.now()}@example.com`, password: 'long enough password' },
+      });
+      const res = await c.request({
+        method: 'POST',
+        url: '/api/transcribe',
+        csrf: true,
+        payload: { sourceUrl: 'https://media.example.test/a.wav' },
+      });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().code).toBe('SOURCE_HOST_NOT_ALLOWED');
+    } finally {
+      await t.close();
+    }
+  });
+});

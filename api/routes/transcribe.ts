@@ -1,0 +1,140 @@
+/**
+ * POST /api/transcribe (signed-in users, media on the service's own hosts) and the shared
+ * pieces of every transcription route: the body schema, the transcript schema and the
+ * link between a client that goes away and the work it started.
+ */
+
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Transcript } from '../../engine/types.ts';
+import { requireSession } from '../auth/session.ts';
+import { checkMediaHostUrl } from '../source-url.ts';
+import type { TranscribeRequest, Transcriber } from '../transcriber.ts';
+
+export const errorRef = { $ref: 'ErrorBody#' } as const;
+
+export const transcribeBody = {
+  type: 'object',
+  required: ['sourceUrl'],
+  additionalProperties: false,
+  properties: {
+    sourceUrl: { type: 'string', minLength: 1, maxLength: 4096, description: 'https URL of the media' },
+    word_timestamps: { type: 'boolean', default: true },
+    language: { type: 'string', pattern: '^[a-z]{2}$', description: 'ISO-639-1 hint; omit to detect' },
+  },
+} as const;
+
+export interface TranscribeBody {
+  sourceUrl: string;
+  word_timestamps: boolean;
+  language?: string;
+}
+
+const wordSchema = {
+  type: 'object',
+  required: ['start', 'end', 'text'],
+  properties: { start: { type: 'number' }, end: { type: 'number' }, text: { type: 'string' }, p: { type: 'number' } },
+} as const;
+
+export const transcriptSchema = {
+  type: 'object',
+  required: ['segments', 'language', 'duration'],
+  properties: {
+    segments: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['start', 'end', 'text'],
+        properties: {
+          start: { type: 'number' },
+          end: { type: 'number' },
+          text: { type: 'string' },
+          words: { type: 'array', items: wordSchema },
+        },
+      },
+    },
+    language: { type: 'string' },
+    languageProbability: { type: 'number' },
+    duration: { type: 'number' },
+  },
+} as const;
+
+/**
+ * Runs the transcription with a signal that fires when the client disconnects before the
+ * answer is sent, so the fetch, ffmpeg and the inference stop with it.
+ */
+export async function transcribeForClient(
+  transcriber: Transcriber,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  req: TranscribeRequest,
+  /** Also stop at this signal (the paid route's settlement deadline). */
+  deadline?: AbortSignal,
+): Promise<Transcript> {
+  const controller = new AbortController();
+  const onDeadline = () => controller.abort(deadline?.reason);
+  deadline?.addEventListener('abort', onDeadline, { once: true });
+  if (deadline?.aborted) onDeadline();
+  const onClose = () => {
+    if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'));
+  };
+  reply.raw.on('close', onClose);
+  // A socket that closed while the body was read has already emitted close. (Not
+  // `request.raw.destroyed`: a request is destroyed once its body is consumed.)
+  if (request.raw.socket?.destroyed) onClose();
+  try {
+    const t = await transcriber.transcribe(req, controller.signal);
+    return req.wordTimestamps ? t : { ...t, segments: t.segments.map(({ words: _w, ...s }) => s) };
+  } finally {
+    reply.raw.off('close', onClose);
+    deadline?.removeEventListener('abort', onDeadline);
+  }
+}
+
+export async function transcribeRoutes(
+  app: FastifyInstance,
+  opts: { transcriber: Transcriber; mediaHosts: readonly string[]; maxSourceBytes: number; transcribeMax: number },
+): Promise<void> {
+  app.post(
+    '/api/transcribe',
+    {
+      onRequest: requireSession,
+      preHandler: app.csrfProtection,
+      config: { rateLimit: { max: opts.transcribeMax }, rateLimitPolicy: 'transcribe' },
+      schema: {
+        operationId: 'transcribe',
+        tags: ['transcribe'],
+        summary: "Transcribe media from one of the service's media hosts (session required).",
+        security: [{ sessionCookie: [] }],
+        headers: {
+          type: 'object',
+          properties: { 'x-csrf-token': { type: 'string', description: 'From GET /api/auth/csrf' } },
+        },
+        body: transcribeBody,
+        response: {
+          200: transcriptSchema,
+          400: errorRef,
+          401: errorRef,
+          403: errorRef,
+          413: errorRef,
+          422: errorRef,
+          429: errorRef,
+          502: errorRef,
+          503: errorRef,
+          504: errorRef,
+        },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as TranscribeBody;
+      checkMediaHostUrl(body.sourceUrl, opts.mediaHosts);
+      const req: TranscribeRequest = {
+        sourceUrl: body.sourceUrl,
+        policy: { mode: 'allowlist', hostSuffixes: [...opts.mediaHosts] },
+        wordTimestamps: body.word_timestamps,
+        maxBytes: opts.maxSourceBytes,
+      };
+      if (body.language !== undefined) req.language = body.language;
+      return transcribeForClient(opts.transcriber, request, reply, req);
+    },
+  );
+}

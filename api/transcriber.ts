@@ -1,0 +1,99 @@
+/**
+ * The API's one seam to the engine: routes call `Transcriber.transcribe` and know nothing
+ * of queues, models, ffmpeg or fetchers. The default implementation goes through the job
+ * queue from workers/ (in-process, or BullMQ on Redis with separate worker processes).
+ */
+
+import { createEngine, type Engine, type EngineOptions } from '../engine/index.ts';
+import { SafeFetcher, type SourcePolicy } from '../engine/source/index.ts';
+import type { Transcript } from '../engine/types.ts';
+import { resolveModel } from '../models/index.ts';
+import { createEngineProcessor, createQueue, createQueueTranscriber } from '../workers/index.ts';
+
+export type { SourcePolicy };
+
+export interface TranscribeRequest {
+  sourceUrl: string;
+  policy: SourcePolicy;
+  language?: string;
+  wordTimestamps: boolean;
+  /** Byte cap on the remote media. */
+  maxBytes: number;
+}
+
+export interface Transcriber {
+  /** Rejects with EngineError; with code ABORTED once `signal` fires. */
+  transcribe(req: TranscribeRequest, signal: AbortSignal): Promise<Transcript>;
+  close(): Promise<void>;
+}
+
+/** What the default transcriber needs from engine/source's SafeFetcher. */
+export type FetcherLike = Pick<SafeFetcher, 'open' | 'close'>;
+
+export interface ServiceTranscriberOptions {
+  /** Model name (resolved through models/) or a path to a ggml file. */
+  model: string;
+  maxDurationSec: number;
+  /** Set: jobs go to BullMQ on Redis and `npm run worker` processes do them. Unset: in-process. */
+  redisUrl?: string;
+  /** Tests pass a fetcher that trusts a test CA; production builds the default one. */
+  fetcher?: FetcherLike;
+  threads?: number;
+  /** Jobs worked at once by the in-process worker (default 1: one model, the machine's cores). */
+  concurrency?: number;
+  /** Attempts per in-process job (default 1: a waiting client retries on its own). */
+  attempts?: number;
+}
+
+/**
+ * The default transcriber: every request is a job on the queue from workers/ (the route's
+ * source policy and byte cap travel with it; a client that goes away cancels it). Without
+ * Redis the queue lives in this process, and so does its worker, which fetches the media
+ * and runs the engine; the model is resolved and loaded on the first job, so the service
+ * starts (and answers everything else) before any model is present.
+ */
+export async function createServiceTranscriber(opts: ServiceTranscriberOptions): Promise<Transcriber> {
+  const queue = await createQueue(
+    opts.redisUrl !== undefined ? { redisUrl: opts.redisUrl } : { attempts: opts.attempts ?? 1 },
+  );
+  const transcriber = createQueueTranscriber(queue);
+  if (queue.kind !== 'memory') return transcriber;
+
+  const engines = lazyEngine(opts);
+  const ownFetcher = opts.fetcher ? undefined : new SafeFetcher();
+  const fetcher = opts.fetcher ?? ownFetcher!;
+  const processor = createEngineProcessor({ engineFor: () => engines.get(), fetcher });
+  await queue.work(processor, { concurrency: opts.concurrency ?? 1 });
+  return {
+    transcribe: (req, signal) => transcriber.transcribe(req, signal),
+    async close() {
+      await transcriber.close(); // closes the queue and its worker
+      await engines.close();
+      await ownFetcher?.close();
+    },
+  };
+}
+
+/** One engine, created on first use; a failed load is retried by the next job. */
+function lazyEngine(opts: ServiceTranscriberOptions): { get(): Promise<Engine>; close(): Promise<void> } {
+  let engine: Promise<Engine> | undefined;
+  return {
+    get() {
+      engine ??= (async () => {
+        const { path } = await resolveModel(opts.model);
+        const o: EngineOptions = { modelPath: path, maxDurationSec: opts.maxDurationSec };
+        if (opts.threads !== undefined) o.threads = opts.threads;
+        return createEngine(o);
+      })().catch((err: unknown) => {
+        engine = undefined;
+        throw err;
+      });
+      return engine;
+    },
+    async close() {
+      const e = engine;
+      engine = undefined;
+      await e?.then((x) => x.close()).catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,50 @@
+/** Nonce-lock conformance: in memory and on the real Redis at 127.0.0.1:6379 (own key prefix). */
+
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { MemoryNonceLock, type NonceLock, RedisNonceLock } from './nonce-lock.ts';
+
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+const prefix = `test-nonce-${randomBytes(6).toString('hex')}:`;
+
+afterAll(async () => {
+  if (redis.status === 'ready') {
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length > 0) await redis.del(...keys);
+  }
+  redis.disconnect();
+});
+
+const locks: Array<{ name: string; make: () => NonceLock }> = [
+  { name: 'memory', make: () => new MemoryNonceLock() },
+  { name: 'redis', make: () => new RedisNonceLock(redis, prefix) },
+];
+
+describe.each(locks)('nonce lock ($name)', ({ make }) => {
+  it('grants one of many concurrent claims', async () => {
+    const lock = make();
+    const claims = await Promise.all(Array.from({ length: 8 }, () => lock.acquire('n1', 10_000)));
+    expect(claims.filter((c) => c !== null)).toHaveLength(1);
+  });
+
+  it('can be claimed again after release, and a stale owner cannot release a new claim', async () => {
+    const lock = make();
+    const first = await lock.acquire('n2', 10_000);
+    expect(first).not.toBeNull();
+    await first!.release();
+    const second = await lock.acquire('n2', 10_000);
+    expect(second).not.toBeNull();
+    await first!.release();
+    expect(await lock.acquire('n2', 10_000)).toBeNull();
+  });
+
+  it('expires after its ttl', async () => {
+    const lock = make();
+    expect(await lock.acquire('n3', 50)).not.toBeNull();
+    expect(await lock.acquire('n3', 50)).toBeNull();
+    await new Promise((r) => setTimeout(r, 120));
+    expect(await lock.acquire('n3', 50)).not.toBeNull();
+  });
+});

@@ -1,0 +1,29 @@
+/**
+ * `npx transcribe-batch`: the batch command over the real engine and caption renderers. Arguments
+ * are parsed in ./cli.ts; SIGINT/SIGTERM interrupt the run (a second one exits at once).
+ */
+import { render } from '../../engine/captions/index.ts';
+import { createEngine } from '../../engine/index.ts';
+import { DEFAULT_MODEL, resolveModel } from '../../models/index.ts';
+import { createEngineRuntime } from '../engine-runtime.ts';
+import { runCli } from './cli.ts';
+
+const interrupt = new AbortController();
+let signals = 0;
+const onSignal = () => {
+  signals += 1;
+  if (signals > 1) process.exit(130);
+  interrupt.abort(new Error('interrupted by signal'));
+};
+process.on('SIGINT', onSignal);
+process.on('SIGTERM', onSignal);
+
+process.exitCode = await runCli(process.argv.slice(2), {
+  makeRuntime: ({ model }) => createEngineRuntime({ model: model ?? DEFAULT_MODEL }, { createEngine, resolveModel }),
+  render: (format, transcript) => render(format, transcript),
+  stdout: process.stdout,
+  stderr: process.stderr,
+  signal: interrupt.signal,
+});
+process.off('SIGINT', onSignal);
+process.off('SIGTERM', onSignal);

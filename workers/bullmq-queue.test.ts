@@ -1,0 +1,120 @@
+/**
+ * BullMQ-specific behaviour beyond the conformance suite: the `noeviction` check against a real
+ * second redis-server started with an evicting policy (the shared one on :6379 must not be
+ * reconfigured under other people's tests), and the state a job leaves in Redis.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EngineError } from '../engine/errors.ts';
+import { createBullmqQueue } from './bullmq-queue.ts';
+import { assertRedisReachable, createTestBullmqQueue, freshQueueName, REDIS_URL } from './testing/redis.ts';
+import { createStandinProcessor } from './testing/standin.ts';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+describe('Redis eviction policy', () => {
+  let evicting: ChildProcess | undefined;
+  let url = '';
+
+  beforeAll(async () => {
+    const port = await freePort();
+    url = `redis://127.0.0.1:${port}`;
+    evicting = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--maxmemory-policy',
+        'allkeys-lru',
+      ],
+      { stdio: 'ignore' },
+    );
+    await new Promise<void>((resolve, reject) => {
+      evicting!.once('error', (err) => reject(new Error(`redis-server is needed for this test: ${err.message}`)));
+      evicting!.once('spawn', () => resolve());
+    });
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      try {
+        await assertRedisReachable(url);
+        break;
+      } catch (err) {
+        if (Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  });
+
+  afterAll(() => {
+    evicting?.kill('SIGTERM');
+  });
+
+  it('refuses a Redis that may evict keys, with QUEUE_MISCONFIGURED', async () => {
+    const err = await createBullmqQueue({ redisUrl: url, name: freshQueueName() }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(EngineError);
+    expect((err as EngineError).code).toBe('QUEUE_MISCONFIGURED');
+    expect((err as EngineError).message).toMatch(/allkeys-lru.*noeviction/);
+  });
+
+  it('only warns when told to', async () => {
+    const warnings: string[] = [];
+    const q = await createBullmqQueue({
+      redisUrl: url,
+      name: freshQueueName(),
+      evictionPolicy: 'warn',
+      onWarning: (m) => warnings.push(m),
+    });
+    await q.close();
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/noeviction/);
+  });
+
+  it('accepts the shared Redis, which is set to noeviction', async () => {
+    await assertRedisReachable();
+    const q = await createBullmqQueue({ redisUrl: REDIS_URL, name: freshQueueName() });
+    await q.close();
+  });
+
+  it('answers QUEUE_MISCONFIGURED when nothing listens at the URL', async () => {
+    const port = await freePort();
+    const err = await createBullmqQueue({ redisUrl: `redis://127.0.0.1:${port}`, name: 'x' }).catch((e: unknown) => e);
+    expect((err as EngineError).code).toBe('QUEUE_MISCONFIGURED');
+  });
+});
+
+describe('BullMQ storage', () => {
+  it('stores the transcript and the job in Redis, and obliterate leaves no key behind', async () => {
+    await assertRedisReachable();
+    const name = freshQueueName('store');
+    const q = await createTestBullmqQueue(name);
+    await q.work(createStandinProcessor());
+    await q.enqueue({ id: 'stored', source: 'standin:ok' });
+    await q.wait('stored');
+    // A second queue object (another process, in effect) reads the stored result.
+    const reader = await createTestBullmqQueue(name);
+    expect((await reader.result('stored'))?.segments[0]?.text).toBe('stand-in transcript of stored');
+    await reader.close();
+    await q.obliterate();
+    await q.close();
+    const { Redis } = await import('ioredis');
+    const client = new Redis(REDIS_URL);
+    expect(await client.keys(`transcribe-test:${name}:*`)).toEqual([]);
+    client.disconnect();
+  });
+});

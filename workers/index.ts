@@ -1,0 +1,32 @@
+/**
+ * The workers package's front door: pick a queue backend from options (Redis when a URL is given,
+ * in-process otherwise), and `runJob`, the call a synchronous caller (an API request, the batch
+ * command) makes: enqueue, wait, and cancel the job if the caller goes away.
+ *
+ *   const queue = await createQueue({ redisUrl: config.redisUrl, name: 'transcribe' });
+ *   const transcript = await runJob(queue, { id, source, options }, { signal: request.signal });
+ */
+import { type BullmqQueueOptions, createBullmqQueue } from './bullmq-queue.ts';
+import { MemoryQueue, type MemoryQueueOptions } from './memory-queue.ts';
+import type { JobQueue } from './types.ts';
+
+export { BullmqQueue, type BullmqQueueOptions, checkNoEviction, createBullmqQueue } from './bullmq-queue.ts';
+export { createEngineRuntime, type EngineFactories, type RuntimeConfig } from './engine-runtime.ts';
+export { MemoryQueue, type MemoryQueueOptions } from './memory-queue.ts';
+export { createEngineProcessor, type EngineProcessorOptions } from './processor.ts';
+export * from './retry.ts';
+export { runJob } from './run-job.ts';
+export { createQueueTranscriber, type QueueTranscribeRequest, type QueueTranscriber } from './transcriber.ts';
+export * from './types.ts';
+
+export type QueueOptions = MemoryQueueOptions &
+  Partial<Omit<BullmqQueueOptions, 'redisUrl'>> & {
+    /** Set: BullMQ on this Redis. Unset: the in-process queue. */
+    redisUrl?: string | undefined;
+  };
+
+export async function createQueue(options: QueueOptions = {}): Promise<JobQueue> {
+  const { redisUrl, ...rest } = options;
+  if (redisUrl) return createBullmqQueue({ ...rest, name: rest.name ?? 'transcribe', redisUrl });
+  return new MemoryQueue(rest);
+}

@@ -1,0 +1,92 @@
+/**
+ * Checks a job before either backend stores it, so both refuse the same inputs with the same code,
+ * and the small pieces both backends share: progress throttling and the abort-aware wait.
+ */
+import { EngineError } from '../engine/errors.ts';
+import type { Progress } from '../engine/types.ts';
+import { CAPTION_FORMATS, type CaptionFormat, JOB_ID_PATTERN, type TranscriptionJobInput } from './types.ts';
+
+const MAX_SOURCE_CHARS = 4096;
+const MAX_PROMPT_CHARS = 2000;
+
+function invalid(message: string): EngineError {
+  return new EngineError('INVALID_OPTIONS', message);
+}
+
+export function validateJobInput(input: TranscriptionJobInput): TranscriptionJobInput {
+  if (typeof input !== 'object' || input === null) throw invalid('A job must be an object.');
+  if (typeof input.id !== 'string' || !JOB_ID_PATTERN.test(input.id)) {
+    throw invalid('A job id is 1–128 characters of [A-Za-z0-9._-], starting with a letter or digit.');
+  }
+  if (typeof input.source !== 'string' || input.source.length === 0 || input.source.length > MAX_SOURCE_CHARS) {
+    throw invalid(`A job source is a path or URL of 1–${MAX_SOURCE_CHARS} characters.`);
+  }
+  const o = input.options ?? {};
+  if (o.language !== undefined && (typeof o.language !== 'string' || !/^[a-z]{2,3}$|^auto$/.test(o.language))) {
+    throw invalid('language is an ISO-639-1 code or "auto".');
+  }
+  for (const key of ['wordTimestamps', 'translate'] as const) {
+    if (o[key] !== undefined && typeof o[key] !== 'boolean') throw invalid(`${key} is a boolean.`);
+  }
+  if (
+    o.initialPrompt !== undefined &&
+    (typeof o.initialPrompt !== 'string' || o.initialPrompt.length > MAX_PROMPT_CHARS)
+  ) {
+    throw invalid(`initialPrompt is a string of at most ${MAX_PROMPT_CHARS} characters.`);
+  }
+  if (o.model !== undefined && (typeof o.model !== 'string' || o.model.length === 0 || o.model.length > 512)) {
+    throw invalid('model is a model name or path.');
+  }
+  if (
+    o.formats !== undefined &&
+    (!Array.isArray(o.formats) || o.formats.some((f) => !CAPTION_FORMATS.includes(f as CaptionFormat)))
+  ) {
+    throw invalid(`formats is a list of ${CAPTION_FORMATS.join(', ')}.`);
+  }
+  if (o.sourcePolicy !== undefined) {
+    const p = o.sourcePolicy as { mode?: unknown; hostSuffixes?: unknown };
+    const okList =
+      Array.isArray(p.hostSuffixes) &&
+      p.hostSuffixes.length <= 1000 &&
+      p.hostSuffixes.every((h) => typeof h === 'string' && h.length > 0 && h.length <= 253);
+    if (!(p.mode === 'public' || (p.mode === 'allowlist' && okList))) {
+      throw invalid('sourcePolicy is {mode: "public"} or {mode: "allowlist", hostSuffixes: [...]}.');
+    }
+  }
+  if (o.maxBytes !== undefined && (!Number.isSafeInteger(o.maxBytes) || o.maxBytes < 1)) {
+    throw invalid('maxBytes is a positive integer.');
+  }
+  // Only known keys travel: a stored job is exactly what the worker will act on.
+  const options: TranscriptionJobInput['options'] = {};
+  if (o.language !== undefined) options.language = o.language;
+  if (o.wordTimestamps !== undefined) options.wordTimestamps = o.wordTimestamps;
+  if (o.translate !== undefined) options.translate = o.translate;
+  if (o.initialPrompt !== undefined) options.initialPrompt = o.initialPrompt;
+  if (o.formats !== undefined) options.formats = [...o.formats];
+  if (o.model !== undefined) options.model = o.model;
+  if (o.sourcePolicy !== undefined) {
+    options.sourcePolicy =
+      o.sourcePolicy.mode === 'allowlist'
+        ? { mode: 'allowlist', hostSuffixes: [...o.sourcePolicy.hostSuffixes] }
+        : { mode: 'public' };
+  }
+  if (o.maxBytes !== undefined) options.maxBytes = o.maxBytes;
+  return { id: input.id, source: input.source, options };
+}
+
+/**
+ * Passes progress on at most every `intervalMs`, except that the first report and every change of
+ * stage go through at once (a watcher learns promptly that a job has started and where it is).
+ */
+export function throttleProgress(sink: (p: Progress) => void, intervalMs: number): (p: Progress) => void {
+  let lastAt = 0;
+  let lastStage: string | undefined;
+  return (p) => {
+    const now = Date.now();
+    if (p.stage !== lastStage || now - lastAt >= intervalMs) {
+      lastStage = p.stage;
+      lastAt = now;
+      sink(p);
+    }
+  };
+}

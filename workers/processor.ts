@@ -1,0 +1,104 @@
+/**
+ * The real job processor: hands a job to the engine's `transcribe` with the job's options, its
+ * AbortSignal and its progress sink. It takes the engine through a small structural interface (and a
+ * per-model lookup) so the queue stays testable without a model and the worker decides how engines
+ * are made and kept (see ./worker.ts).
+ */
+import type { Readable } from 'node:stream';
+import { EngineError } from '../engine/errors.ts';
+import type { SourceOptions } from '../engine/source/index.ts';
+import type { AsrOptions, RunOptions, Transcript } from '../engine/types.ts';
+import type { JobProcessor } from './types.ts';
+
+/** The part of `Engine` (engine/index.ts) a processor uses. */
+export interface TranscribingEngine {
+  transcribe(source: string | { stream: Readable }, options?: AsrOptions, run?: RunOptions): Promise<Transcript>;
+}
+
+/** The part of engine/source's SafeFetcher a processor uses. */
+export interface FetcherLike {
+  open(url: string, options?: SourceOptions): Promise<{ body: Readable }>;
+}
+
+export interface EngineProcessorOptions {
+  /** The engine for a job's model; `undefined` means the worker's default model. */
+  engineFor: (model: string | undefined) => Promise<TranscribingEngine>;
+  /** Fetches URL sources of jobs that carry their own source policy or byte cap. */
+  fetcher?: FetcherLike;
+  /** CPU threads per job, passed to whisper.cpp. */
+  threads?: number;
+}
+
+const URL_LIKE = /^[a-z][a-z0-9+.-]*:/i;
+
+export function createEngineProcessor(options: EngineProcessorOptions): JobProcessor {
+  return async (job, { signal, onProgress }) => {
+    const o = job.options ?? {};
+    const engine = await options.engineFor(o.model);
+    const asr: AsrOptions = {};
+    if (o.language !== undefined && o.language !== 'auto') asr.language = o.language;
+    if (o.wordTimestamps !== undefined) asr.wordTimestamps = o.wordTimestamps;
+    if (o.translate !== undefined) asr.translate = o.translate;
+    if (o.initialPrompt !== undefined) asr.initialPrompt = o.initialPrompt;
+    if (options.threads !== undefined) asr.threads = options.threads;
+    const run = { signal, onProgress };
+    if ((o.sourcePolicy === undefined && o.maxBytes === undefined) || !URL_LIKE.test(job.source)) {
+      return engine.transcribe(job.source, asr, run);
+    }
+    // The job's own rules for the fetch: opened here, handed to the engine as a stream.
+    if (!options.fetcher) {
+      throw new EngineError('INVALID_OPTIONS', 'This worker cannot apply a per-job source policy (no fetcher).');
+    }
+    const fetchOptions: SourceOptions = { ...run };
+    if (o.sourcePolicy) fetchOptions.policy = o.sourcePolicy;
+    if (o.maxBytes !== undefined) fetchOptions.maxBytes = o.maxBytes;
+    const { body } = await options.fetcher.open(job.source, fetchOptions);
+    try {
+      return await engine.transcribe({ stream: body }, asr, run);
+    } finally {
+      body.destroy();
+    }
+  };
+}
+
+/**
+ * Loads each allowed model once, on first use, and keeps it: a worker is one model resident on one
+ * device, so only names on `allowed` may be asked for (a job cannot make a GPU host load anything).
+ */
+export class EnginePool<E extends TranscribingEngine & { close(): Promise<void> }> {
+  readonly #load: (model: string) => Promise<E>;
+  readonly #defaultModel: string;
+  readonly #allowed: ReadonlySet<string>;
+  readonly #engines = new Map<string, Promise<E>>();
+
+  constructor(load: (model: string) => Promise<E>, defaultModel: string, allowed: Iterable<string> = [defaultModel]) {
+    this.#load = load;
+    this.#defaultModel = defaultModel;
+    this.#allowed = new Set([defaultModel, ...allowed]);
+  }
+
+  get(model: string | undefined): Promise<E> {
+    const name = model ?? this.#defaultModel;
+    if (!this.#allowed.has(name)) {
+      return Promise.reject(
+        new EngineError('INVALID_OPTIONS', `This worker does not serve model ${name}.`, {
+          details: { model: name, served: [...this.#allowed] },
+        }),
+      );
+    }
+    let engine = this.#engines.get(name);
+    if (!engine) {
+      engine = this.#load(name);
+      this.#engines.set(name, engine);
+      // A failed load is not cached: the next job tries again (e.g. after a download finished).
+      engine.catch(() => this.#engines.delete(name));
+    }
+    return engine;
+  }
+
+  async close(): Promise<void> {
+    const engines = [...this.#engines.values()];
+    this.#engines.clear();
+    await Promise.all(engines.map(async (e) => (await e.catch(() => undefined))?.close()));
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * The API's transcription seam (api/transcriber.ts: `transcribe(request, signal)` + `close()`) over the
+ * job queue, so the API's endpoints go through the queue: each request becomes a job carrying the
+ * route's source policy and byte cap, the caller waits on it, and a disconnect (the signal) cancels it.
+ * The request type mirrors the API's structurally — workers/ does not import api/.
+ */
+import { randomUUID } from 'node:crypto';
+import type { SourcePolicy } from '../engine/source/index.ts';
+import type { Transcript } from '../engine/types.ts';
+import { runJob } from './run-job.ts';
+import type { JobQueue, TranscriptionJobOptions } from './types.ts';
+
+export interface QueueTranscribeRequest {
+  sourceUrl: string;
+  policy: SourcePolicy;
+  language?: string;
+  wordTimestamps: boolean;
+  maxBytes: number;
+}
+
+export interface QueueTranscriber {
+  /** Rejects with EngineError (the job's failure code); ABORTED once `signal` fires, and the job is cancelled. */
+  transcribe(request: QueueTranscribeRequest, signal: AbortSignal): Promise<Transcript>;
+  /** Closes the queue when this transcriber owns it. */
+  close(): Promise<void>;
+}
+
+export interface QueueTranscriberOptions {
+  /** Model name for every job (default: the workers' default). */
+  model?: string;
+  /** Close the queue on close() (default true). */
+  ownsQueue?: boolean;
+}
+
+export function createQueueTranscriber(queue: JobQueue, options: QueueTranscriberOptions = {}): QueueTranscriber {
+  return {
+    transcribe(request, signal) {
+      const jobOptions: TranscriptionJobOptions = {
+        wordTimestamps: request.wordTimestamps,
+        sourcePolicy: request.policy,
+        maxBytes: request.maxBytes,
+      };
+      if (request.language !== undefined) jobOptions.language = request.language;
+      if (options.model !== undefined) jobOptions.model = options.model;
+      // A request is its own job: two identical requests are two jobs, as two calls to the engine would be.
+      return runJob(queue, { id: `api-${randomUUID()}`, source: request.sourceUrl, options: jobOptions }, { signal });
+    },
+    async close() {
+      if (options.ownsQueue !== false) await queue.close();
+    },
+  };
+}

@@ -1,0 +1,12 @@
+/**
+ * `npm run worker`: a worker process over the real engine. Configuration is the environment (see
+ * workers/README.md); one process per GPU.
+ */
+import { createEngine } from '../engine/index.ts';
+import { DEFAULT_MODEL, resolveModel } from '../models/index.ts';
+import { createEngineRuntime } from './engine-runtime.ts';
+import { runWorkerProcess } from './worker.ts';
+
+await runWorkerProcess((config) => createEngineRuntime(config, { createEngine, resolveModel }), {
+  model: DEFAULT_MODEL,
+});
