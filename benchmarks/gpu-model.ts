@@ -92,6 +92,7 @@ const path = writeResult('gpu-model', {
     'At whisper.cpp speeds the decoder is > 90 % of the cost: 100 single-token steps of ≈ 2.9 ms against one ≈ 21 ms encoder pass.',
     'A single-token step is bound by launch overhead and by reading the decoder weights, not by arithmetic, so one step for B windows at once costs about as much as one step for one window: batching the decoder across windows is where the speed-up comes from.',
     'Parallel whisper_states on one GPU overlap work only where kernels leave the GPU idle; they do not share weight reads, so they cannot give the ≈ 10–25× the decoder needs.',
+    "whisper-bench's decoder ms is the graph alone; whisper_full adds host work per token (logit filtering over 51 865 tokens, timestamp rules, sampling) — ≈ 2.8× the graph on the CPU dry run. At ≤ 0.12 ms per token per window that host work must be batched too (or moved to the GPU), not only the graph.",
     'whisper.cpp batches only the decoders of one window (beam search / best-of share one encoder output). Batching across windows needs a decoder graph whose cross-attention reads a different encoder output per sequence (per-sequence cross K/V), a KV cache keyed by sequence, and a scheduler that keeps B windows in flight and refills finished slots — that, plus batching the encoder itself, is what stands between ≈ 37 s/h and ≤ 4 s/h.',
   ],
 });
