@@ -100,6 +100,32 @@ describe('transcribe CLI', () => {
     expect(t.segments.every((s: { words?: unknown }) => s.words === undefined)).toBe(true);
   });
 
+  it('--vad-model runs VAD inside whisper.cpp from its ggml weights; a missing file is MODEL_LOAD_FAILED', async () => {
+    const ggml = resolve(ROOT, '../shared/fixtures/vad/silero-v6.2.0-ggml.bin');
+    const r = await transcribe([
+      join(JFK, 'jfk.wav'),
+      '--model',
+      'synthetic-tiny',
+      '--format',
+      'vtt',
+      '--vad-model',
+      ggml,
+    ]);
+    expect(r.code).toBe(0);
+    const parsed = new WebVTTParser().parse(r.stdout, 'metadata');
+    expect(parsed.errors).toEqual([]);
+    expect(parsed.cues.length).toBeGreaterThan(0);
+    const missing = await transcribe([
+      join(JFK, 'jfk.wav'),
+      '--model',
+      'synthetic-tiny',
+      '--vad-model',
+      join(dir, 'no.bin'),
+    ]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^error: MODEL_LOAD_FAILED /m);
+  });
+
   describe('bad input exits non-zero with its code', () => {
     it('a corrupt file → DECODE_FAILED', async () => {
       const file = join(dir, 'corrupt.mp3');

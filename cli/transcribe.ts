@@ -22,6 +22,7 @@ const USAGE = `usage: transcribe <file-or-url> [options]
   --concurrency N         windows decoded at once (default: auto)
   --translate             translate to English
   --no-vad                give the whole file to whisper.cpp (no speech windows)
+  --vad-model FILE        Silero VAD in ggml form: run VAD inside whisper.cpp (default: ONNX via onnxruntime)
   --max-duration SEC      refuse media longer than this (default 14400)
   --models-dir DIR        model cache directory
   --offline               never download a model; fail with MODEL_NOT_AVAILABLE instead
@@ -70,6 +71,7 @@ export async function main(argv: string[]): Promise<number> {
       threads: values.threads ?? Math.min(4, availableParallelism()),
       concurrency: values.concurrency ?? 'auto',
       vad: values['no-vad'] ? false : {},
+      vadModelPath: values['vad-model'],
       maxDurationSec: values['max-duration'] ?? 4 * 3600,
     });
     try {
@@ -128,6 +130,7 @@ function parse(argv: string[]) {
       concurrency: { type: 'string' },
       translate: { type: 'boolean' },
       'no-vad': { type: 'boolean' },
+      'vad-model': { type: 'string' },
       'max-duration': { type: 'string' },
       'models-dir': { type: 'string' },
       offline: { type: 'boolean' },
