@@ -3,7 +3,6 @@
  * the real addon and the synthetic-tiny model, output checked by a real WebVTT parser.
  */
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -11,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebVTTParser } from 'webvtt-parser';
 import { resolveModel } from '../models/index.ts';
+import { fixture } from '../test-support/fixtures.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BIN = join(ROOT, 'bin/transcribe.js');
@@ -41,8 +41,7 @@ function ffmpeg(args: string[]): Promise<void> {
 let dir: string;
 
 beforeAll(async () => {
-  if (!existsSync(JFK))
-    throw new Error(`Shared fixtures missing: expected ${JFK} (../shared/fixtures from the repo root).`);
+  for (const ext of ['wav', 'mp3', 'flac']) fixture(`speech/jfk/jfk.${ext}`); // present and unaltered
   dir = await mkdtemp(join(tmpdir(), 'cli-test-'));
   await resolveModel('synthetic-tiny'); // generate once, before the children race for it
 });

@@ -3,13 +3,14 @@
  * on loopback, admitted only by the test-only fetcher option), silence, abort and no-VAD parity.
  */
 import { execFile } from 'node:child_process';
-import { createReadStream, existsSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveModel } from '../models/index.ts';
+import { fixture } from '../test-support/fixtures.ts';
 import { decodeToPcm } from './decode/index.ts';
 import { ffmpegChildren } from './decode/test-helpers.ts';
 import { createEngine, type Engine } from './index.ts';
@@ -26,8 +27,7 @@ let pki: TestPki;
 let origin: TestOrigin;
 
 beforeAll(async () => {
-  if (!existsSync(JFK))
-    throw new Error(`Shared fixtures missing: expected ${JFK} (../shared/fixtures from the repo root).`);
+  for (const ext of ['wav', 'mp3', 'flac']) fixture(`speech/jfk/jfk.${ext}`); // present and unaltered
   pki = makeTestPki(['media.test', '127.0.0.1']);
   origin = await startOrigin({ key: pki.key, cert: pki.cert });
   const wav = await readFile(resolve(JFK, 'jfk.wav'));

@@ -4,51 +4,20 @@
  */
 
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { resolveModel } from '../../models/index.ts';
+import { fixture as sharedFixture } from '../../test-support/fixtures.ts';
 
-const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
-export const FIXTURES_DIR = resolve(REPO_ROOT, '../shared/fixtures');
-
-/** The fixtures these tests read, with the sha256 they were written against. */
+/** The fixtures these tests read, by the names the tests use. */
 export const ASR_FIXTURES = {
-  jfk: {
-    path: 'speech/jfk/jfk.wav',
-    sha256: '59dfb9a4acb36fe2a2affc14bacbee2920ff435cb13cc314a08c13f66ba7860e',
-  },
-  librivox: {
-    path: 'speech/librivox/sense_and_sensibility_01_austen_64kb-0870.wav',
-    sha256: 'b0557cf95c974d930577e58e46b7f068c432a6e3afcc286563d88922b2a5315c',
-  },
-  ljspeech: {
-    path: 'speech/ljspeech/LJ001-0001.wav',
-    sha256: '4d2bd83ff0f7fe33491b03193abdf623f1b4cc2d8103972b33638d3607d86dc5',
-  },
-  sileroGgml: {
-    path: 'vad/silero-v6.2.0-ggml.bin',
-    sha256: '2aa269b785eeb53a82983a20501ddf7c1d9c48e33ab63a41391ac6c9f7fb6987',
-  },
+  jfk: 'speech/jfk/jfk.wav',
+  librivox: 'speech/librivox/sense_and_sensibility_01_austen_64kb-0870.wav',
+  ljspeech: 'speech/ljspeech/LJ001-0001.wav',
+  sileroGgml: 'vad/silero-v6.2.0-ggml.bin',
 } as const;
 
-const checked = new Set<string>();
-
-/** Absolute path of a fixture; throws a clear message when it is missing or has changed. */
+/** Absolute path of a fixture, checked against the fixtures' manifest (test-support/fixtures.ts). */
 export function fixture(name: keyof typeof ASR_FIXTURES): string {
-  const { path: rel, sha256 } = ASR_FIXTURES[name];
-  if (!existsSync(FIXTURES_DIR)) {
-    throw new Error(`The shared fixtures folder is missing: expected it at ${FIXTURES_DIR} (../shared/fixtures).`);
-  }
-  const path = join(FIXTURES_DIR, rel);
-  if (!existsSync(path)) throw new Error(`Fixture ${rel} is missing from ${FIXTURES_DIR}.`);
-  if (!checked.has(path)) {
-    const actual = createHash('sha256').update(readFileSync(path)).digest('hex');
-    if (actual !== sha256) throw new Error(`Fixture ${rel} has sha256 ${actual}, expected ${sha256}.`);
-    checked.add(path);
-  }
-  return path;
+  return sharedFixture(ASR_FIXTURES[name]);
 }
 
 /**

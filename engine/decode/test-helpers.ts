@@ -4,37 +4,16 @@
  */
 
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
+import { fixture as sharedFixture } from '../../test-support/fixtures.ts';
 
 const execFileP = promisify(execFile);
 
-export const REPO_ROOT = resolve(import.meta.dirname, '../..');
-export const FIXTURES = resolve(REPO_ROOT, '../shared/fixtures');
-
-/** The shared fixtures these tests read, with the sha256 recorded in the fixtures' manifest. */
-export const JFK = {
-  'speech/jfk/jfk.wav': '59dfb9a4acb36fe2a2affc14bacbee2920ff435cb13cc314a08c13f66ba7860e',
-  'speech/jfk/jfk.mp3': '20d3323a2bcce6f25498b8911a397503a0a99fa92b6ba58d62788cb42b6e5459',
-  'speech/jfk/jfk.flac': '63a4b1e4c1dc655ac70961ffbf518acd249df237e5a0152faae9a4a836949715',
-} as const;
-
-/** Resolves a shared fixture, failing with a clear message when the folder or file is missing or altered. */
-export async function fixture(rel: keyof typeof JFK): Promise<string> {
-  if (!existsSync(FIXTURES)) {
-    throw new Error(`Shared fixtures folder missing: expected ${FIXTURES} (../shared/fixtures from the repo root).`);
-  }
-  const path = join(FIXTURES, rel);
-  if (!existsSync(path)) throw new Error(`Fixture missing: ${path}`);
-  const sum = createHash('sha256')
-    .update(await readFile(path))
-    .digest('hex');
-  if (sum !== JFK[rel]) throw new Error(`Fixture ${path} has sha256 ${sum}, expected ${JFK[rel]}.`);
-  return path;
+/** A shared fixture's path, checked against the fixtures' manifest (test-support/fixtures.ts). */
+export async function fixture(rel: string): Promise<string> {
+  return sharedFixture(rel);
 }
 
 /** Runs the system ffmpeg quietly; used only to make test media. */
