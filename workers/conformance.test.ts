@@ -5,7 +5,7 @@
  * the queue is in engine-jobs.test.ts.
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { EngineError } from '../engine/errors.ts';
+import { codeOf } from '../test-support/errors.ts';
 import type { BullmqQueue } from './bullmq-queue.ts';
 import { runJob } from './index.ts';
 import { MemoryQueue } from './memory-queue.ts';
@@ -41,16 +41,6 @@ const backends: Backend[] = [
 
 function newCalls(): StandinCalls {
   return { started: [], aborted: [], maxConcurrent: 0 };
-}
-
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(EngineError);
-    return (err as EngineError).code;
-  }
-  throw new Error('expected a rejection');
 }
 
 async function until(check: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<void> {

@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
+import { parseCliJson as parseWhisperCliJson } from '../../engine/asr/test-support.ts';
 
 export interface Timing {
   ms: number;
@@ -30,23 +31,9 @@ export interface CliSegment {
   tokens?: Array<{ id: number; text: string }>;
 }
 
+/** whisper-cli's JSON output (the parser lives beside the parity test's other whisper-cli helpers). */
 export function parseCliJson(raw: string): { transcription: CliSegment[] } {
-  let out = '';
-  let inString = false;
-  let escaped = false;
-  for (const ch of raw) {
-    if (inString) {
-      if (escaped) escaped = false;
-      else if (ch === '\\') escaped = true;
-      else if (ch === '"') inString = false;
-      else if (ch.charCodeAt(0) < 0x20) {
-        out += `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
-        continue;
-      }
-    } else if (ch === '"') inString = true;
-    out += ch;
-  }
-  return JSON.parse(out) as { transcription: CliSegment[] };
+  return parseWhisperCliJson<{ transcription: CliSegment[] }>(raw);
 }
 
 export interface Timed {

@@ -18,20 +18,11 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { codeOf } from '../../test-support/errors.ts';
 import { EngineError } from '../errors.ts';
 import type { Progress } from '../types.ts';
 import { type AsrResult, addonPath, detectSpeechWhisperVad, WhisperModel, whisperCliPath } from './index.ts';
 import { decodePcm, fixture, syntheticTiny } from './test-support.ts';
-
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(EngineError);
-    return (err as EngineError).code;
-  }
-  throw new Error('expected a rejection');
-}
 
 // Each whisper run takes seconds here, many more when other jobs share the 2 cores.
 const SLOW = 240_000;

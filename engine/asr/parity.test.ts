@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixture as sharedFixture } from '../../test-support/fixtures.ts';
 import { type RawToken, WhisperModel, whisperCliPath } from './index.ts';
-import { decodePcm, fixture, syntheticTiny, toWav16k } from './test-support.ts';
+import { decodePcm, fixture, parseCliJson, syntheticTiny, toWav16k } from './test-support.ts';
 
 const THREADS = 2;
 
@@ -60,31 +60,7 @@ function runCli(wav: string, language: string): CliJson {
   ];
   const r = spawnSync(whisperCliPath(), args, { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`whisper-cli failed (${r.status}): ${r.stderr}`);
-  return parseCliJson(readFileSync(`${outBase}.json`));
-}
-
-/**
- * whisper-cli escapes only quotes and backslashes, so a token such as "\n" lands raw inside a
- * JSON string. Escape control characters inside strings before parsing.
- */
-function parseCliJson(raw: Buffer): CliJson {
-  const text = raw.toString('utf8');
-  let out = '';
-  let inString = false;
-  let escaped = false;
-  for (const ch of text) {
-    if (inString) {
-      if (escaped) escaped = false;
-      else if (ch === '\\') escaped = true;
-      else if (ch === '"') inString = false;
-      else if (ch.charCodeAt(0) < 0x20) {
-        out += `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
-        continue;
-      }
-    } else if (ch === '"') inString = true;
-    out += ch;
-  }
-  return JSON.parse(out) as CliJson;
+  return parseCliJson<CliJson>(readFileSync(`${outBase}.json`, 'utf8'));
 }
 
 /** How many more bytes `b` needs to end on a whole UTF-8 character (whisper-cli's rule). */

@@ -61,3 +61,27 @@ export function toWav16k(input: string, out: string): string {
 export async function syntheticTiny(): Promise<string> {
   return (await resolveModel('synthetic-tiny')).path;
 }
+
+/**
+ * Parses whisper-cli's `-oj`/`-ojf` output. whisper-cli escapes only quotes and backslashes, so a
+ * token such as "\n" lands raw inside a JSON string: control characters inside strings are escaped
+ * before parsing.
+ */
+export function parseCliJson<T>(raw: string): T {
+  let out = '';
+  let inString = false;
+  let escaped = false;
+  for (const ch of raw) {
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (ch === '\\') escaped = true;
+      else if (ch === '"') inString = false;
+      else if (ch.charCodeAt(0) < 0x20) {
+        out += `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
+        continue;
+      }
+    } else if (ch === '"') inString = true;
+    out += ch;
+  }
+  return JSON.parse(out) as T;
+}

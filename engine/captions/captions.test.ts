@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import * as srtModule from 'srt-validator';
 import { describe, expect, it } from 'vitest';
 import { WebVTTParser } from 'webvtt-parser';
+import { rng } from '../../test-support/random.ts';
 import type { Segment, Transcript, Word } from '../types.ts';
 import { GOLDEN_TRANSCRIPTS } from './golden-transcripts.ts';
 import {
@@ -178,18 +179,6 @@ describe('splitCues', () => {
 
 // ---- property test -------------------------------------------------------------------------------------
 
-/** mulberry32: a small seeded PRNG, so a failing case is reproducible from its seed. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const PIECES = [
   'word',
   'hello',
@@ -258,7 +247,7 @@ function randomTime(r: () => number, around: number): number {
 }
 
 function randomTranscript(seed: number): Transcript {
-  const r = prng(seed);
+  const r = rng(seed);
   const segments: Segment[] = [];
   let t = r() < 0.1 ? 359_990 : 0; // sometimes past 100 hours
   const nSeg = Math.floor(r() * 6);

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { codeOf } from '../../test-support/errors.ts';
 import { EngineError } from '../errors.ts';
 import { type DecodeOptions, decodeStream, decodeToPcm, SAMPLE_RATE } from './index.ts';
 import { ffmpeg, ffmpegChildren, fixture, noiseBytes, stalledStream, toneFrequency } from './test-helpers.ts';
@@ -25,16 +26,6 @@ const media = (name: string) => join(dir, name);
 const ONE_FRAME = 420;
 const TONE = 'sine=frequency=440:sample_rate=44100:duration=3';
 const VIDEO = 'testsrc=duration=3:size=64x48:rate=10';
-
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof EngineError) return err.code;
-    throw err;
-  }
-  throw new Error('expected the decode to fail');
-}
 
 async function errorOf(p: Promise<unknown>): Promise<EngineError> {
   try {

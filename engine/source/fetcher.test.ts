@@ -9,9 +9,10 @@ import { type AddressInfo, createServer as createTcpServer, type Socket, type Se
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { engineFailure } from '../../test-support/errors.ts';
 import { decodeStream } from '../decode/index.ts';
 import { ffmpegChildren } from '../decode/test-helpers.ts';
-import { type EngineError, isEngineError } from '../errors.ts';
+import { isEngineError } from '../errors.ts';
 import type { Progress } from '../types.ts';
 import { DEFAULT_MAX_BYTES, type LookupFn, SafeFetcher, type SourceOptions } from './index.ts';
 import { sendBytes, startOrigin, type TestOrigin } from './testing/origin.ts';
@@ -66,16 +67,6 @@ async function drain(body: Readable): Promise<number> {
   return n;
 }
 
-async function failure(promise: Promise<unknown>): Promise<EngineError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (isEngineError(err)) return err;
-    throw new Error(`expected an EngineError, got ${String(err)}`, { cause: err });
-  }
-  throw new Error('expected a failure, got success');
-}
-
 async function fetchAll(target: string, options?: SourceOptions, f = fetcher): Promise<number> {
   const opened = await f.open(target, options);
   return drain(opened.body);
@@ -96,7 +87,7 @@ describe('loopback switch', () => {
     try {
       for (const target of [url('media.test', '/ok'), url('127.0.0.1', '/ok'), url('[::ffff:127.0.0.1]', '/ok')]) {
         const n = await connectionsDuring(async () => {
-          expect((await failure(strict.open(target))).code, target).toBe('SOURCE_ADDRESS_BLOCKED');
+          expect((await engineFailure(strict.open(target))).code, target).toBe('SOURCE_ADDRESS_BLOCKED');
         });
         expect(n, target).toBe(0);
       }
@@ -109,7 +100,7 @@ describe('loopback switch', () => {
     origin.routes.set('/ok', (_req, res) => res.end('x'));
     for (const host of ['[::1]', '0.0.0.0', 'v6.test', 'zero.test', 'mixed.test', 'mixed-rev.test']) {
       const n = await connectionsDuring(async () => {
-        expect((await failure(fetcher.open(url(host, '/ok')))).code, host).toBe('SOURCE_ADDRESS_BLOCKED');
+        expect((await engineFailure(fetcher.open(url(host, '/ok')))).code, host).toBe('SOURCE_ADDRESS_BLOCKED');
       });
       expect(n, host).toBe(0);
     }
@@ -127,7 +118,7 @@ describe('loopback switch', () => {
   it('is only switched on by the literal value true', async () => {
     const loose = new SafeFetcher({ ca: pki.ca, lookup, dangerouslyAllowLoopback: 'yes' as unknown as boolean });
     try {
-      expect((await failure(loose.open(url('127.0.0.1', '/ok')))).code).toBe('SOURCE_ADDRESS_BLOCKED');
+      expect((await engineFailure(loose.open(url('127.0.0.1', '/ok')))).code).toBe('SOURCE_ADDRESS_BLOCKED');
     } finally {
       await loose.close();
     }
@@ -171,7 +162,7 @@ describe('fetching', () => {
       ['/missing', 404],
       ['/multi', 300],
     ] as const) {
-      const err = await failure(fetcher.open(url('media.test', path)));
+      const err = await engineFailure(fetcher.open(url('media.test', path)));
       expect(err.code).toBe('SOURCE_HTTP_STATUS');
       expect(err.details.status).toBe(status);
     }
@@ -181,18 +172,18 @@ describe('fetching', () => {
     const rogue = await startOrigin({ ...pki.untrusted, host: '127.0.0.3' });
     rogue.routes.set('/x', (_req, res) => res.end('x'));
     try {
-      const err = await failure(fetcher.open(`https://127.0.0.3:${rogue.port}/x`));
+      const err = await engineFailure(fetcher.open(`https://127.0.0.3:${rogue.port}/x`));
       expect(err.code).toBe('SOURCE_UNREACHABLE');
       expect(rogue.connections.length).toBe(1);
       // The system roots do not know the test CA either.
       const noCa = new SafeFetcher({ dangerouslyAllowLoopback: true, lookup });
       origin.routes.set('/x', (_req, res) => res.end('x'));
-      expect((await failure(noCa.open(url('media.test', '/x')))).code).toBe('SOURCE_UNREACHABLE');
+      expect((await engineFailure(noCa.open(url('media.test', '/x')))).code).toBe('SOURCE_UNREACHABLE');
       await noCa.close();
       // mapped.test's certificate is fine but ::ffff:127.0.0.1 resolves for a name on the cert:
       // allowed (same socket as 127.0.0.1); a name not on the cert fails the handshake.
       HOSTS['stranger.test'] = ['127.0.0.1'];
-      expect((await failure(fetcher.open(url('stranger.test', '/x')))).code).toBe('SOURCE_UNREACHABLE');
+      expect((await engineFailure(fetcher.open(url('stranger.test', '/x')))).code).toBe('SOURCE_UNREACHABLE');
       expect(await fetchAll(url('mapped.test', '/x'))).toBe(1);
     } finally {
       delete HOSTS['stranger.test'];
@@ -201,22 +192,22 @@ describe('fetching', () => {
   });
 
   it('reports unresolvable names and refused connections as SOURCE_UNREACHABLE', async () => {
-    expect((await failure(fetcher.open('https://nowhere.test/x'))).code).toBe('SOURCE_UNREACHABLE');
+    expect((await engineFailure(fetcher.open('https://nowhere.test/x'))).code).toBe('SOURCE_UNREACHABLE');
     const closed = createTcpServer();
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((r) => closed.close(() => r()));
-    const err = await failure(fetcher.open(`https://127.0.0.1:${port}/x`));
+    const err = await engineFailure(fetcher.open(`https://127.0.0.1:${port}/x`));
     expect(err.code).toBe('SOURCE_UNREACHABLE');
     expect(err.details.reason).toBe('ECONNREFUSED');
   });
 
   it('validates its options', async () => {
     for (const bad of [{ maxBytes: 0 }, { maxBytes: 1.5 }, { idleTimeoutMs: -1 }, { maxRedirects: Number.NaN }]) {
-      expect((await failure(fetcher.open(url('media.test', '/x'), bad))).code).toBe('INVALID_OPTIONS');
+      expect((await engineFailure(fetcher.open(url('media.test', '/x'), bad))).code).toBe('INVALID_OPTIONS');
     }
     const policy = { mode: 'allowlist', hostSuffixes: [] } as const;
-    expect((await failure(fetcher.open(url('media.test', '/x'), { policy }))).code).toBe('INVALID_OPTIONS');
+    expect((await engineFailure(fetcher.open(url('media.test', '/x'), { policy }))).code).toBe('INVALID_OPTIONS');
   });
 });
 
@@ -228,12 +219,14 @@ describe('allow-list policy', () => {
     expect(await fetchAll(url('media.test', '/ok'), { policy })).toBe(2);
     for (const target of [url('other.test', '/ok'), url('127.0.0.1', '/ok'), url('media.test.other.test', '/ok')]) {
       const n = await connectionsDuring(async () => {
-        expect((await failure(fetcher.open(target, { policy }))).code, target).toBe('SOURCE_HOST_NOT_ALLOWED');
+        expect((await engineFailure(fetcher.open(target, { policy }))).code, target).toBe('SOURCE_HOST_NOT_ALLOWED');
       });
       expect(n, target).toBe(0);
     }
     const before = origin.connections.length;
-    expect((await failure(fetcher.open(url('media.test', '/away'), { policy }))).code).toBe('SOURCE_HOST_NOT_ALLOWED');
+    expect((await engineFailure(fetcher.open(url('media.test', '/away'), { policy }))).code).toBe(
+      'SOURCE_HOST_NOT_ALLOWED',
+    );
     expect(origin.connections.slice(before).map((c) => c.localAddress)).toEqual(['::ffff:127.0.0.1']);
   });
 });
@@ -265,9 +258,9 @@ describe('redirects', () => {
     }
     origin.routes.set('/hop6', (_req, res) => res.end('end'));
     expect(await fetchAll(url('media.test', '/hop1'))).toBe(3); // 5 hops
-    const err = await failure(fetcher.open(url('media.test', '/hop0'))); // 6 hops
+    const err = await engineFailure(fetcher.open(url('media.test', '/hop0'))); // 6 hops
     expect(err.code).toBe('SOURCE_TOO_MANY_REDIRECTS');
-    expect((await failure(fetcher.open(url('media.test', '/hop5'), { maxRedirects: 0 }))).code).toBe(
+    expect((await engineFailure(fetcher.open(url('media.test', '/hop5'), { maxRedirects: 0 }))).code).toBe(
       'SOURCE_TOO_MANY_REDIRECTS',
     );
   });
@@ -277,7 +270,7 @@ describe('redirects', () => {
     origin.routes.set('/ping', (_req, res) => res.writeHead(301, { location: '/pong' }).end());
     origin.routes.set('/pong', (_req, res) => res.writeHead(301, { location: '/ping' }).end());
     for (const path of ['/self', '/ping']) {
-      expect((await failure(fetcher.open(url('media.test', path)))).code).toBe('SOURCE_TOO_MANY_REDIRECTS');
+      expect((await engineFailure(fetcher.open(url('media.test', path)))).code).toBe('SOURCE_TOO_MANY_REDIRECTS');
     }
   });
 
@@ -299,7 +292,7 @@ describe('redirects', () => {
     for (const [location, code] of cases) {
       origin.routes.set('/jump', (_req, res) => res.writeHead(302, { location }).end());
       const before = origin.connections.length;
-      expect((await failure(fetcher.open(url('media.test', '/jump')))).code, location).toBe(code);
+      expect((await engineFailure(fetcher.open(url('media.test', '/jump')))).code, location).toBe(code);
       await sleep(10);
       // Only the first hop's connection, to 127.0.0.1.
       expect(origin.connections.slice(before), location).toEqual([{ localAddress: '::ffff:127.0.0.1' }]);
@@ -308,7 +301,7 @@ describe('redirects', () => {
 
   it('refuses a redirect with no Location', async () => {
     origin.routes.set('/nowhere', (_req, res) => res.writeHead(302).end());
-    const err = await failure(fetcher.open(url('media.test', '/nowhere')));
+    const err = await engineFailure(fetcher.open(url('media.test', '/nowhere')));
     expect(err.code).toBe('SOURCE_HTTP_STATUS');
     expect(err.details.status).toBe(302);
   });
@@ -328,7 +321,7 @@ describe('DNS answers are pinned', () => {
       const before = origin.connections.length;
       const opened = await f.open(url('rebind.media.test', '/r'));
       expect(await drain(opened.body)).toBe(2);
-      expect((await failure(f.open(url('rebind.media.test', '/r')))).code).toBe('SOURCE_ADDRESS_BLOCKED');
+      expect((await engineFailure(f.open(url('rebind.media.test', '/r')))).code).toBe('SOURCE_ADDRESS_BLOCKED');
       await sleep(20);
       expect(calls).toBe(2);
       expect(origin.connections.slice(before)).toEqual([{ localAddress: '::ffff:127.0.0.1' }]);
@@ -347,7 +340,7 @@ describe('byte cap', () => {
     if (chunked) {
       const opened = await fetcher.open(url('media.test', '/n?5001'), { maxBytes: 5000 });
       let got = 0;
-      const err = await failure(
+      const err = await engineFailure(
         (async () => {
           for await (const c of opened.body) got += (c as Buffer).length;
         })(),
@@ -355,7 +348,7 @@ describe('byte cap', () => {
       expect(err.code).toBe('SOURCE_TOO_LARGE');
       expect(got).toBeLessThanOrEqual(5000);
     } else {
-      const err = await failure(fetcher.open(url('media.test', '/n?5001'), { maxBytes: 5000 }));
+      const err = await engineFailure(fetcher.open(url('media.test', '/n?5001'), { maxBytes: 5000 }));
       expect(err.code).toBe('SOURCE_TOO_LARGE');
       expect(err.details).toEqual({ maxBytes: 5000, contentLength: 5001 });
     }
@@ -382,7 +375,7 @@ describe('byte cap', () => {
       origin.routes.set('/big', route);
       const opened = await fetcher.open(url('media.test', `/big?n=${DEFAULT_MAX_BYTES + 1}&chunked=1`));
       let got = 0;
-      const err = await failure(
+      const err = await engineFailure(
         (async () => {
           for await (const c of opened.body) got += (c as Buffer).length;
         })(),
@@ -402,7 +395,7 @@ describe('byte cap', () => {
         }) as typeof res.write;
         route(req, res);
       });
-      const err = await failure(fetcher.open(url('media.test', `/big?n=${DEFAULT_MAX_BYTES + 1}&chunked=0`)));
+      const err = await engineFailure(fetcher.open(url('media.test', `/big?n=${DEFAULT_MAX_BYTES + 1}&chunked=0`)));
       expect(err.code).toBe('SOURCE_TOO_LARGE');
       expect(err.details.contentLength).toBe(DEFAULT_MAX_BYTES + 1);
       await sleep(200);
@@ -432,14 +425,14 @@ describe('timeouts', () => {
 
   it('connect: a handshake that never finishes', async () => {
     const port = (silent.address() as AddressInfo).port;
-    const err = await failure(fetcher.open(`https://media.test:${port}/x`, { connectTimeoutMs: 300 }));
+    const err = await engineFailure(fetcher.open(`https://media.test:${port}/x`, { connectTimeoutMs: 300 }));
     expect(err.code).toBe('SOURCE_TIMEOUT');
     expect(err.details.timeout).toBe('connect');
   });
 
   it('first byte: headers that never come', async () => {
     origin.routes.set('/hang', () => {});
-    const err = await failure(fetcher.open(url('media.test', '/hang'), { firstByteTimeoutMs: 300 }));
+    const err = await engineFailure(fetcher.open(url('media.test', '/hang'), { firstByteTimeoutMs: 300 }));
     expect(err.code).toBe('SOURCE_TIMEOUT');
     expect(err.details.timeout).toBe('first-byte');
   });
@@ -450,7 +443,7 @@ describe('timeouts', () => {
       res.write(Buffer.alloc(1000));
     });
     const opened = await fetcher.open(url('media.test', '/stall'), { idleTimeoutMs: 300 });
-    const err = await failure(drain(opened.body));
+    const err = await engineFailure(drain(opened.body));
     expect(err.code).toBe('SOURCE_TIMEOUT');
     expect(err.details.timeout).toBe('idle');
   });
@@ -463,7 +456,7 @@ describe('timeouts', () => {
     });
     const started = performance.now();
     const opened = await fetcher.open(url('media.test', '/drip'), { idleTimeoutMs: 5_000, totalTimeoutMs: 500 });
-    const err = await failure(drain(opened.body));
+    const err = await engineFailure(drain(opened.body));
     expect(err.code).toBe('SOURCE_TIMEOUT');
     expect(err.details.timeout).toBe('total');
     expect(performance.now() - started).toBeLessThan(5_000);
@@ -489,7 +482,7 @@ describe('cancellation', () => {
     const ac = new AbortController();
     ac.abort();
     const n = await connectionsDuring(async () => {
-      expect((await failure(fetcher.open(url('media.test', '/x'), { signal: ac.signal }))).code).toBe('ABORTED');
+      expect((await engineFailure(fetcher.open(url('media.test', '/x'), { signal: ac.signal }))).code).toBe('ABORTED');
     });
     expect(n).toBe(0);
   });
@@ -508,12 +501,12 @@ describe('cancellation', () => {
     const ac1 = new AbortController();
     const pending = fetcher.open(url('media.test', '/wait'), { signal: ac1.signal });
     setTimeout(() => ac1.abort(new Error('client left')), 100);
-    expect((await failure(pending)).code).toBe('ABORTED');
+    expect((await engineFailure(pending)).code).toBe('ABORTED');
 
     const ac2 = new AbortController();
     const opened = await fetcher.open(url('media.test', '/stream'), { signal: ac2.signal });
     setTimeout(() => ac2.abort(), 100);
-    expect((await failure(drain(opened.body))).code).toBe('ABORTED');
+    expect((await engineFailure(drain(opened.body))).code).toBe('ABORTED');
     for (let i = 0; i < 100 && originClosed < 2; i++) await sleep(20);
     expect(originClosed).toBe(2);
   });
@@ -525,9 +518,9 @@ describe('cancellation', () => {
     const listeners = () => getEventListeners(ac.signal, 'abort').length;
     await fetchAll(url('media.test', '/ok'), { signal: ac.signal });
     expect(listeners()).toBe(0);
-    await failure(fetcher.open(url('media.test', '/404'), { signal: ac.signal }));
+    await engineFailure(fetcher.open(url('media.test', '/404'), { signal: ac.signal }));
     expect(listeners()).toBe(0);
-    await failure(fetcher.open(url('v6.test', '/ok'), { signal: ac.signal }));
+    await engineFailure(fetcher.open(url('v6.test', '/ok'), { signal: ac.signal }));
     expect(listeners()).toBe(0);
     const opened = await fetcher.open(url('media.test', '/ok'), { signal: ac.signal });
     opened.body.destroy();
@@ -543,10 +536,10 @@ describe('cancellation', () => {
     });
     const f = new SafeFetcher({ ca: pki.ca, dangerouslyAllowLoopback: true, lookup });
     const opened = await f.open(url('media.test', '/forever'));
-    const reading = failure(drain(opened.body));
+    const reading = engineFailure(drain(opened.body));
     await f.close();
     expect((await reading).code).toBe('ABORTED');
-    expect((await failure(f.open(url('media.test', '/forever')))).code).toBe('ABORTED');
+    expect((await engineFailure(f.open(url('media.test', '/forever')))).code).toBe('ABORTED');
   });
 });
 

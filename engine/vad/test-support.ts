@@ -8,6 +8,10 @@ import { spawn } from 'node:child_process';
 // Fixture paths, checked against the fixtures' manifest: one implementation for every test.
 export { FIXTURES_DIR, fixture, REPO_ROOT } from '../../test-support/fixtures.ts';
 
+import { rng } from '../../test-support/random.ts';
+
+export { rng };
+
 /** A short media file as 16 kHz mono f32 PCM, through the system ffmpeg (argument array, no shell). */
 export function readPcm(path: string): Promise<Float32Array> {
   return new Promise((resolvePcm, reject) => {
@@ -28,18 +32,6 @@ export function readPcm(path: string): Promise<Float32Array> {
       resolvePcm(out);
     });
   });
-}
-
-/** Deterministic pseudo-random numbers (mulberry32), so generated audio is the same on every run. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 export interface LongAudioOptions {
