@@ -16,6 +16,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { abortError, EngineError, type EngineErrorCode } from '../errors.ts';
 import type { AsrOptions, RunOptions, Segment } from '../types.ts';
+import { Slots } from './slots.ts';
 import { buildSegment, csToSeconds, type NativeSegment, type NativeTokens, tokenBytes } from './words.ts';
 
 export const SAMPLE_RATE = 16_000;
@@ -37,6 +38,27 @@ export interface LoadOptions {
   dtw?: 'auto' | string | false;
   /** Let whisper.cpp/ggml log to stderr. Process-wide: the last load() that sets it wins. */
   verbose?: boolean;
+  /**
+   * Batched decoding: up to `batchSize` transcriptions on this model (from any caller) have their
+   * decoder steps computed together, one graph per step; each window still decodes exactly as it
+   * would alone. 1 (the default) decodes every call on its own. Further calls wait for a slot.
+   */
+  batchSize?: number;
+  /** Threads for the batched graph (CPU backend). Default: min(4, cores). */
+  batchThreads?: number;
+}
+
+/** Counters of the batched decoder since the model was loaded. */
+export interface BatchStats {
+  /** Batched graphs computed. */
+  steps: number;
+  /** Decoder calls served, summed over steps (steps × mean sequences per step). */
+  sequences: number;
+  /** Tokens those calls carried. */
+  tokens: number;
+  /** The most decoder calls one graph served. */
+  maxInStep: number;
+  computeMs: number;
 }
 
 export interface ModelInfo {
@@ -51,6 +73,8 @@ export interface ModelInfo {
   /** The DTW alignment-head preset in use, absent when DTW is off. */
   dtw?: string;
   flashAttn: boolean;
+  /** Transcriptions whose decoder steps share one graph (1: unbatched). */
+  batchSize: number;
 }
 
 export interface AsrRunOptions extends RunOptions {
@@ -127,6 +151,7 @@ interface NativeModel {
   transcribe(pcm: Float32Array, params: object, onProgress?: (percent: number) => void): NativeHandle<NativeResult>;
   detectLanguage(pcm: Float32Array, threads: number): NativeHandle<{ language: string; probability: number }>;
   free(): NativeHandle<void>;
+  batchStats(): BatchStats | undefined;
 }
 
 interface NativeAddon {
@@ -254,6 +279,8 @@ const DTW_PRESETS = new Set([
 ]);
 
 const MAX_THREADS = 256;
+/** Each slot holds a whisper_state (about 0.6 GB for large-v3): 256 is beyond any card today. */
+export const MAX_BATCH = 256;
 
 function defaultThreads(): number {
   return Math.min(4, availableParallelism());
@@ -363,6 +390,8 @@ export class WhisperModel {
   readonly #native: NativeModel;
   readonly #eot: number;
   readonly #inflight = new Set<Promise<unknown>>();
+  /** Present when batched: the model's decoding slots, shared by every caller. */
+  readonly #slots: Slots | undefined;
   #closing: Promise<void> | undefined;
 
   private constructor(nativeModel: NativeModel) {
@@ -377,8 +406,10 @@ export class WhisperModel {
       backend: i.backend,
       system: i.system,
       flashAttn: i.flashAttn,
+      batchSize: i.batchSize,
       ...(i.dtw ? { dtw: i.dtw } : {}),
     });
+    this.#slots = i.batchSize > 1 ? new Slots(i.batchSize) : undefined;
   }
 
   /** Loads a ggml model file once (off the JS thread); many jobs may then run on it at once. */
@@ -392,6 +423,8 @@ export class WhisperModel {
     if (dtw !== false && dtw !== 'auto' && !(typeof dtw === 'string' && DTW_PRESETS.has(dtw))) {
       throw invalid(`dtw must be 'auto', false or one of ${[...DTW_PRESETS].join(', ')}.`);
     }
+    const batchSize = checkInt('batchSize', o.batchSize, 1, MAX_BATCH) ?? 1;
+    const batchThreads = checkInt('batchThreads', o.batchThreads, 1, MAX_THREADS) ?? defaultThreads();
     const flashAttn = checkBool('flashAttn', o.flashAttn) ?? dtw === false;
     if (flashAttn && dtw !== false) {
       throw invalid('flashAttn and dtw cannot be combined (whisper.cpp disables DTW under flash attention).');
@@ -409,7 +442,7 @@ export class WhisperModel {
       });
     }
     const nativeModel = await runNative(
-      () => lib.load(path, { useGpu, gpuDevice, flashAttn, dtw: dtw === false ? '' : dtw }),
+      () => lib.load(path, { useGpu, gpuDevice, flashAttn, dtw: dtw === false ? '' : dtw, batchSize, batchThreads }),
       undefined,
       'MODEL_LOAD_FAILED',
     );
@@ -440,9 +473,14 @@ export class WhisperModel {
         }
       : undefined;
 
-    const result = await this.#track(() =>
-      runNative(() => this.#native.transcribe(samples, params, progress), signal, 'ASR_FAILED'),
-    );
+    const result = await this.#track(async () => {
+      const release = await this.#slots?.acquire(signal);
+      try {
+        return await runNative(() => this.#native.transcribe(samples, params, progress), signal, 'ASR_FAILED');
+      } finally {
+        release?.();
+      }
+    });
 
     const timing = { eot: this.#eot, dtw: this.info.dtw !== undefined, offset, endCs: Math.round(duration * 100) };
     const out: AsrResult = {
@@ -466,6 +504,11 @@ export class WhisperModel {
     const threads = checkInt('threads', o.threads, 1, MAX_THREADS) ?? defaultThreads();
     const signal = checkSignal(checkObject('run options', run).signal);
     return this.#track(() => runNative(() => this.#native.detectLanguage(samples, threads), signal, 'ASR_FAILED'));
+  }
+
+  /** The batched decoder's counters; undefined when the model is not batched or is closed. */
+  batchStats(): BatchStats | undefined {
+    return this.#native.batchStats();
   }
 
   /** Waits for running jobs, then frees the model. Idempotent; later jobs fail with MODEL_CLOSED. */

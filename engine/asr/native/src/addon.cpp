@@ -17,6 +17,8 @@
 #include <ggml-cpu.h>
 #include <whisper.h>
 
+#include "whisper-batch.h"
+
 #include <atomic>
 #include <climits>
 #include <cstdint>
@@ -403,6 +405,7 @@ struct ModelInfo {
   std::string system;
   std::string dtw;  // preset name, empty when DTW is off
   bool flash_attn = false;
+  int batch_size = 1;  // > 1: decoder steps of concurrent jobs share one graph (batch/whisper-batch.h)
 };
 
 struct AddonData {
@@ -422,6 +425,7 @@ class Model : public Napi::ObjectWrap<Model> {
                            InstanceMethod<&Model::Transcribe>("transcribe"),
                            InstanceMethod<&Model::DetectLanguage>("detectLanguage"),
                            InstanceMethod<&Model::Free>("free"),
+                           InstanceMethod<&Model::BatchStats>("batchStats"),
                        });
   }
 
@@ -430,12 +434,15 @@ class Model : public Napi::ObjectWrap<Model> {
 
   ContextPtr ctx_;
   ModelInfo info_;
+  // Owned by ctx_'s deleter (freed just before the context); valid while ctx_ is.
+  whisper_batcher* batcher_ = nullptr;
 
  private:
   Napi::Value Info(const Napi::CallbackInfo& info);
   Napi::Value Transcribe(const Napi::CallbackInfo& info);
   Napi::Value DetectLanguage(const Napi::CallbackInfo& info);
   Napi::Value Free(const Napi::CallbackInfo& info);
+  Napi::Value BatchStats(const Napi::CallbackInfo& info);
 
   ContextPtr Context(Napi::Env env) {
     if (!ctx_) throw CodedError(env, "INVALID_OPTIONS", "The model has been closed.");
@@ -446,12 +453,15 @@ class Model : public Napi::ObjectWrap<Model> {
 struct LoadedModel {
   ContextPtr ctx;
   ModelInfo info;
+  whisper_batcher* batcher = nullptr;
 };
 
 class LoadJob : public Job {
  public:
-  LoadJob(Napi::Env env, std::string path, whisper_context_params cparams, std::string dtw)
-      : Job(env), path_(std::move(path)), cparams_(cparams), dtw_(std::move(dtw)) {}
+  LoadJob(Napi::Env env, std::string path, whisper_context_params cparams, std::string dtw, int batch_size,
+          whisper_batcher_params bparams)
+      : Job(env), path_(std::move(path)), cparams_(cparams), dtw_(std::move(dtw)), batch_size_(batch_size),
+        bparams_(bparams) {}
 
   void Run() override {
     GgmlHeader h{};
@@ -487,7 +497,23 @@ class LoadJob : public Job {
       Fail("MODEL_LOAD_FAILED", "whisper.cpp could not load the model file '" + path_ + "'.");
       return;
     }
-    loaded_.ctx = ContextPtr(raw, whisper_free);
+    whisper_batcher* batcher = nullptr;
+    if (batch_size_ > 1) {
+      bparams_.max_sequences = batch_size_;
+      batcher = whisper_batcher_init(raw, bparams_);
+      if (batcher == nullptr) {
+        whisper_free(raw);
+        Fail("MODEL_LOAD_FAILED", "The batched decoder could not be set up for '" + path_ + "'.");
+        return;
+      }
+    }
+    // The batcher computes with the context's weights: it goes first, once the last job is done.
+    loaded_.ctx = ContextPtr(raw, [batcher](whisper_context* c) {
+      whisper_batcher_free(batcher);
+      whisper_free(c);
+    });
+    loaded_.batcher = batcher;
+    loaded_.info.batch_size = batcher != nullptr ? batch_size_ : 1;
 
     ModelInfo& mi = loaded_.info;
     mi.type = whisper_model_type_readable(raw);
@@ -525,6 +551,8 @@ class LoadJob : public Job {
   std::string path_;
   whisper_context_params cparams_;
   std::string dtw_;
+  int batch_size_;
+  whisper_batcher_params bparams_;
   LoadedModel loaded_;
 };
 
@@ -535,6 +563,7 @@ Model::Model(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Model>(info) {
   LoadedModel* loaded = info[0].As<Napi::External<LoadedModel>>().Data();
   ctx_ = std::move(loaded->ctx);
   info_ = loaded->info;
+  batcher_ = loaded->batcher;
 }
 
 Napi::Value Model::Info(const Napi::CallbackInfo& info) {
@@ -553,6 +582,21 @@ Napi::Value Model::Info(const Napi::CallbackInfo& info) {
   o.Set("system", info_.system);
   o.Set("flashAttn", info_.flash_attn);
   if (!info_.dtw.empty()) o.Set("dtw", info_.dtw);
+  o.Set("batchSize", info_.batch_size);
+  return o;
+}
+
+// Counters of the batched decoder (undefined when the model decodes unbatched or is closed).
+Napi::Value Model::BatchStats(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!ctx_ || batcher_ == nullptr) return env.Undefined();
+  const whisper_batcher_stats st = whisper_batcher_get_stats(batcher_);
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("steps", static_cast<double>(st.steps));
+  o.Set("sequences", static_cast<double>(st.sequences));
+  o.Set("tokens", static_cast<double>(st.tokens));
+  o.Set("maxInStep", static_cast<double>(st.max_in_step));
+  o.Set("computeMs", static_cast<double>(st.compute_us) / 1000.0);
   return o;
 }
 
@@ -639,9 +683,9 @@ bool DetectOnState(whisper_context* ctx, whisper_state* state, int threads, int&
 
 class TranscribeJob : public Job {
  public:
-  TranscribeJob(Napi::Env env, ContextPtr ctx, std::vector<float> samples, TranscribeParams params,
-                Napi::Function on_progress)
-      : Job(env), ctx_(std::move(ctx)), samples_(std::move(samples)), params_(std::move(params)) {
+  TranscribeJob(Napi::Env env, ContextPtr ctx, whisper_batcher* batcher, std::vector<float> samples,
+                TranscribeParams params, Napi::Function on_progress)
+      : Job(env), ctx_(std::move(ctx)), batcher_(batcher), samples_(std::move(samples)), params_(std::move(params)) {
     if (!on_progress.IsEmpty()) on_progress_ = Napi::Persistent(on_progress);
   }
 
@@ -716,7 +760,13 @@ class TranscribeJob : public Job {
     wp.encoder_begin_callback = EncoderBeginCallback;
     wp.encoder_begin_callback_user_data = abort_.get();
 
-    const int rc = whisper_full_with_state(ctx, state.get(), wp, samples_.data(), n);
+    int rc;
+    {
+      // With a batcher, this call's decoder steps are computed together with those of every other
+      // job on this model; its tokens are the same as alone (engine/asr/README.md).
+      WhisperBatchScope batched(batcher_);
+      rc = whisper_full_with_state(ctx, state.get(), wp, samples_.data(), n);
+    }
     // An abort can make whisper_full return 0 with partial output: the flag decides.
     if (Aborted()) return;
     if (rc != 0) {
@@ -804,6 +854,7 @@ class TranscribeJob : public Job {
   }
 
   ContextPtr ctx_;
+  whisper_batcher* batcher_;
   std::vector<float> samples_;
   TranscribeParams params_;
   Napi::FunctionReference on_progress_;
@@ -827,7 +878,8 @@ Napi::Value Model::Transcribe(const Napi::CallbackInfo& info) {
   std::vector<float> samples = CopySamples(info[0]);
   TranscribeParams params = ParseTranscribeParams(info[1].IsObject() ? info[1].As<Napi::Object>() : Napi::Object::New(env));
   Napi::Function on_progress = info[2].IsFunction() ? info[2].As<Napi::Function>() : Napi::Function();
-  auto job = std::make_shared<TranscribeJob>(env, std::move(ctx), std::move(samples), std::move(params), on_progress);
+  auto job = std::make_shared<TranscribeJob>(env, std::move(ctx), batcher_, std::move(samples), std::move(params),
+                                             on_progress);
   return Job::Start(env, job, "whisper-transcribe");
 }
 
@@ -913,6 +965,7 @@ Napi::Value Model::Free(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto job = std::make_shared<FreeJob>(env, std::move(ctx_));
   ctx_.reset();
+  batcher_ = nullptr;
   return Job::Start(env, job, "whisper-free");
 }
 
@@ -992,7 +1045,7 @@ Napi::Value VadDetect(const Napi::CallbackInfo& info) {
 // ---------------------------------------------------------------------------------------------
 // Module functions.
 
-// load(path, {useGpu, gpuDevice, flashAttn, dtw}) → {promise<Model>, abort}
+// load(path, {useGpu, gpuDevice, flashAttn, dtw, batchSize, batchThreads, batchGatherUs}) → {promise<Model>, abort}
 Napi::Value Load(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!info[0].IsString()) throw Napi::TypeError::New(env, "path must be a string");
@@ -1003,7 +1056,11 @@ Napi::Value Load(const Napi::CallbackInfo& info) {
   cp.flash_attn = GetBool(o, "flashAttn", cp.flash_attn);
   cp.dtw_token_timestamps = false;
   const std::string dtw = GetString(o, "dtw", "");
-  auto job = std::make_shared<LoadJob>(env, info[0].As<Napi::String>().Utf8Value(), cp, dtw);
+  const int batch_size = GetNumber<int>(o, "batchSize", 1);
+  whisper_batcher_params bp;
+  bp.n_threads = GetNumber<int>(o, "batchThreads", bp.n_threads);
+  bp.gather_wait_us = GetNumber<int>(o, "batchGatherUs", bp.gather_wait_us);
+  auto job = std::make_shared<LoadJob>(env, info[0].As<Napi::String>().Utf8Value(), cp, dtw, batch_size, bp);
   return Job::Start(env, job, "whisper-load");
 }
 

@@ -1,0 +1,48 @@
+// Batched decoding across whisper_full calls: the public face of whisper-batch-impl.inc.
+//
+// A batcher belongs to one whisper_context. Every thread that runs whisper_full_with_state while
+// attached to it (WhisperBatchScope) hands its decoder steps to the batcher instead of computing
+// them alone; the batcher's own thread computes the steps of all attached calls that are waiting
+// in one ggml graph (one set of weight reads for every sequence) and hands each call its logits.
+// Everything else, sampling, suppression, timestamp rules, seeking, temperature fallback, beams,
+// stays whisper_full's own code running on the caller's thread, so each window decodes exactly as
+// it would alone (see engine/asr/README.md, "Batched decoding").
+#pragma once
+
+#include <whisper.h>
+
+#include <cstdint>
+
+struct whisper_batcher;
+
+struct whisper_batcher_params {
+  int n_threads = 4;          // threads for the batched graph (CPU backend)
+  int max_sequences = 8;      // whisper_full calls whose steps share one graph, at most
+  int gather_wait_us = 10000;  // how long a step waits for an attached call that is between steps
+};
+
+struct whisper_batcher_stats {
+  uint64_t steps = 0;          // batched graphs computed
+  uint64_t sequences = 0;      // decoder calls served (sum over steps)
+  uint64_t tokens = 0;         // tokens those calls carried
+  uint64_t max_in_step = 0;    // the most calls one graph served
+  uint64_t compute_us = 0;     // time spent building and computing the graphs
+};
+
+// nullptr when the backends or the graph scheduler cannot be created.
+whisper_batcher* whisper_batcher_init(whisper_context* ctx, whisper_batcher_params params);
+// Waits for nothing: every attached call must have detached before.
+void whisper_batcher_free(whisper_batcher* b);
+whisper_batcher_stats whisper_batcher_get_stats(whisper_batcher* b);
+
+// Attaches the calling thread (and the whisper_full it is about to run) to `b` while in scope.
+class WhisperBatchScope {
+ public:
+  explicit WhisperBatchScope(whisper_batcher* b);
+  ~WhisperBatchScope();
+  WhisperBatchScope(const WhisperBatchScope&) = delete;
+  WhisperBatchScope& operator=(const WhisperBatchScope&) = delete;
+
+ private:
+  whisper_batcher* b_;
+};
