@@ -20,6 +20,7 @@ const USAGE = `usage: transcribe <file-or-url> [options]
   --no-word-timestamps    segment times only
   --threads N             CPU threads per decoding job
   --concurrency N         windows decoded at once (default: auto)
+  --batch-size N|auto     windows whose decoder steps share one graph (default auto; 1 = unbatched)
   --translate             translate to English
   --no-vad                give the whole file to whisper.cpp (no speech windows)
   --vad-model FILE        Silero VAD in ggml form: run VAD inside whisper.cpp (default: ONNX via onnxruntime)
@@ -70,6 +71,7 @@ export async function main(argv: string[]): Promise<number> {
       modelPath: model.path,
       threads: values.threads ?? Math.min(4, availableParallelism()),
       concurrency: values.concurrency ?? 'auto',
+      batchSize: values['batch-size'] ?? 'auto',
       vad: values['no-vad'] ? false : {},
       vadModelPath: values['vad-model'],
       maxDurationSec: values['max-duration'] ?? 4 * 3600,
@@ -128,6 +130,7 @@ function parse(argv: string[]) {
       'no-word-timestamps': { type: 'boolean' },
       threads: { type: 'string' },
       concurrency: { type: 'string' },
+      'batch-size': { type: 'string' },
       translate: { type: 'boolean' },
       'no-vad': { type: 'boolean' },
       'vad-model': { type: 'string' },
@@ -153,6 +156,8 @@ function parse(argv: string[]) {
       format,
       threads: positiveInt('threads', values.threads),
       concurrency: positiveInt('concurrency', values.concurrency),
+      'batch-size':
+        values['batch-size'] === 'auto' ? ('auto' as const) : positiveInt('batch-size', values['batch-size']),
       'max-duration': maxDuration,
     },
   };

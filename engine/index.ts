@@ -30,8 +30,15 @@ export interface EngineOptions {
   load?: LoadOptions;
   /** CPU threads per whisper job. */
   threads?: number;
-  /** Windows decoded at once; 'auto' picks from the cores (CPU) or a few states (GPU). */
+  /** Windows decoded at once; 'auto' picks from the cores (CPU), a few states (GPU) or the batch size. */
   concurrency?: number | 'auto';
+  /**
+   * Batched decoding (engine/asr/README.md): the decoder steps of up to this many windows, from every
+   * transcription running on this engine, share one graph per step. 'auto': sized from free VRAM on
+   * CUDA, the measured CPU default otherwise (the default). 1 decodes each window on its own.
+   * Overrides `load.batchSize`.
+   */
+  batchSize?: number | 'auto';
   /** Voice activity detection; false hands the whole file to whisper.cpp as-is (its own 30 s seek). */
   vad?: PipelineOptions['vad'] | false;
   /**
@@ -62,7 +69,10 @@ export interface Engine {
 const URL_LIKE = /^[a-z][a-z0-9+.-]*:/i;
 
 export async function createEngine(options: EngineOptions): Promise<Engine> {
-  const model = await WhisperModel.load(options.modelPath, options.load);
+  const model = await WhisperModel.load(options.modelPath, {
+    ...options.load,
+    batchSize: options.batchSize ?? options.load?.batchSize ?? 'auto',
+  });
   const ownsFetcher = options.fetcher === undefined;
   const fetcher = options.fetcher ?? new SafeFetcher();
   // One VAD session for the engine's lifetime (loaded on first use), shared by every transcription;

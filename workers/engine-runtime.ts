@@ -17,6 +17,8 @@ export interface EngineCreateOptions {
   modelPath: string;
   load?: { useGpu?: boolean; gpuDevice?: number };
   threads?: number;
+  /** Windows whose decoder steps share one graph, across every job on the engine (engine default: auto). */
+  batchSize?: number | 'auto';
   ffmpegPath?: string;
   maxDurationSec?: number;
   sourcePolicy?: { mode: 'public' } | { mode: 'allowlist'; hostSuffixes: string[] };
@@ -39,6 +41,8 @@ export interface RuntimeConfig {
   models?: string[];
   modelCacheDir?: string;
   threads?: number;
+  /** Windows whose decoder steps share one graph (engine/index.ts `batchSize`; default auto). */
+  batchSize?: number | 'auto';
   useGpu?: boolean;
   gpuDevice?: number;
   ffmpegPath?: string;
@@ -59,6 +63,7 @@ export async function createEngineRuntime(config: RuntimeConfig, factories: Engi
     if (config.gpuDevice !== undefined) loadOptions.gpuDevice = config.gpuDevice;
     if (Object.keys(loadOptions).length > 0) options.load = loadOptions;
     if (config.threads !== undefined) options.threads = config.threads;
+    if (config.batchSize !== undefined) options.batchSize = config.batchSize;
     if (config.ffmpegPath !== undefined) options.ffmpegPath = config.ffmpegPath;
     if (config.maxDurationSec !== undefined) options.maxDurationSec = config.maxDurationSec;
     if (config.sourceHosts) options.sourcePolicy = { mode: 'allowlist', hostSuffixes: config.sourceHosts };

@@ -22,6 +22,8 @@ export interface WorkerConfig {
   models: string[];
   modelCacheDir?: string;
   threads?: number;
+  /** Windows whose decoder steps share one graph, across all of this worker's jobs (default auto). */
+  batchSize?: number;
   useGpu: boolean;
   gpuDevice?: number;
   shutdownGraceMs: number;
@@ -94,6 +96,9 @@ export function parseWorkerEnv(env: Env, defaults: { model: string }): Readonly<
   };
   const threads = optionalInt(env, 'WHISPER_THREADS', 1, 256);
   if (threads !== undefined) config.threads = threads;
+  if (env.WHISPER_BATCH_SIZE !== undefined && env.WHISPER_BATCH_SIZE !== 'auto') {
+    config.batchSize = int(env, 'WHISPER_BATCH_SIZE', 1, 1, 256);
+  }
   const gpuDevice = optionalInt(env, 'WHISPER_GPU_DEVICE', 0, 64);
   if (gpuDevice !== undefined) config.gpuDevice = gpuDevice;
   const maxDurationSec = optionalInt(env, 'MAX_DURATION_SEC', 1);

@@ -42,8 +42,9 @@ export interface LoadOptions {
    * Batched decoding: up to `batchSize` transcriptions on this model (from any caller) have their
    * decoder steps computed together, one graph per step; each window still decodes exactly as it
    * would alone. 1 (the default) decodes every call on its own. Further calls wait for a slot.
+   * 'auto': as many whisper_states as fit in 85 % of the free VRAM on CUDA; CPU_BATCH_DEFAULT on the CPU.
    */
-  batchSize?: number;
+  batchSize?: number | 'auto';
   /** Threads for the batched graph (CPU backend). Default: min(4, cores). */
   batchThreads?: number;
 }
@@ -281,6 +282,11 @@ const DTW_PRESETS = new Set([
 const MAX_THREADS = 256;
 /** Each slot holds a whisper_state (about 0.6 GB for large-v3): 256 is beyond any card today. */
 export const MAX_BATCH = 256;
+/**
+ * batchSize 'auto' on the CPU backend. Measured by benchmarks/batch-cpu.ts (see
+ * benchmarks/README.md, "Batched decoding on CPU").
+ */
+export const CPU_BATCH_DEFAULT = 8;
 
 function defaultThreads(): number {
   return Math.min(4, availableParallelism());
@@ -423,7 +429,8 @@ export class WhisperModel {
     if (dtw !== false && dtw !== 'auto' && !(typeof dtw === 'string' && DTW_PRESETS.has(dtw))) {
       throw invalid(`dtw must be 'auto', false or one of ${[...DTW_PRESETS].join(', ')}.`);
     }
-    const batchSize = checkInt('batchSize', o.batchSize, 1, MAX_BATCH) ?? 1;
+    // 0 asks the addon to size the batch itself (it knows the backend and the free device memory).
+    const batchSize = o.batchSize === 'auto' ? 0 : (checkInt('batchSize', o.batchSize, 1, MAX_BATCH) ?? 1);
     const batchThreads = checkInt('batchThreads', o.batchThreads, 1, MAX_THREADS) ?? defaultThreads();
     const flashAttn = checkBool('flashAttn', o.flashAttn) ?? dtw === false;
     if (flashAttn && dtw !== false) {
@@ -442,7 +449,16 @@ export class WhisperModel {
       });
     }
     const nativeModel = await runNative(
-      () => lib.load(path, { useGpu, gpuDevice, flashAttn, dtw: dtw === false ? '' : dtw, batchSize, batchThreads }),
+      () =>
+        lib.load(path, {
+          useGpu,
+          gpuDevice,
+          flashAttn,
+          dtw: dtw === false ? '' : dtw,
+          batchSize,
+          batchThreads,
+          cpuBatchDefault: CPU_BATCH_DEFAULT,
+        }),
       undefined,
       'MODEL_LOAD_FAILED',
     );

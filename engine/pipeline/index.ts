@@ -21,7 +21,8 @@ import { PcmBuffer } from './pcm-buffer.ts';
 
 /** What the pipeline needs from a loaded model; engine/asr's `WhisperModel` has this shape. */
 export interface PipelineModel {
-  readonly info: { backend: 'cpu' | 'cuda' };
+  /** batchSize > 1: the model batches the decoder steps of that many concurrent transcriptions. */
+  readonly info: { backend: 'cpu' | 'cuda'; batchSize?: number };
   transcribe(
     pcm: Float32Array,
     opts: AsrOptions,
@@ -69,12 +70,16 @@ export interface ConcurrencyPlan {
  * - GPU: the model's compute runs on the device; 2 states in flight keep it busy while the CPU side of
  *   one window (mel, sampling) runs, and each state costs VRAM — larger counts are for a GPU benchmark
  *   to justify. Threads per job: min(4, floor(cores / jobs)).
+ * - A batched model (batchSize > 1, either backend): as many windows as the batch holds, so the
+ *   decoder steps of all of them share one graph; the model's slots cap what runs across jobs.
+ *   Threads per job (mel and encoder) as for fixed CPU concurrency.
  */
 export function planConcurrency(o: {
   backend: 'cpu' | 'cuda';
   cores?: number;
   concurrency?: number | 'auto';
   threads?: number;
+  batchSize?: number;
 }): ConcurrencyPlan {
   const cores = Math.max(1, o.cores ?? availableParallelism());
   const fixed = o.concurrency === undefined || o.concurrency === 'auto' ? undefined : o.concurrency;
@@ -83,6 +88,11 @@ export function planConcurrency(o: {
   }
   if (o.threads !== undefined && !(Number.isInteger(o.threads) && o.threads >= 1)) {
     throw new EngineError('INVALID_OPTIONS', 'threads must be a positive integer.');
+  }
+  if (o.batchSize !== undefined && o.batchSize > 1) {
+    const concurrency = fixed ?? o.batchSize;
+    const perJob = Math.max(1, Math.floor(cores / concurrency));
+    return { concurrency, threadsPerJob: o.threads ?? (o.backend === 'cuda' ? Math.min(4, perJob) : perJob) };
   }
   if (o.backend === 'cuda') {
     const concurrency = fixed ?? 2;
@@ -135,7 +145,12 @@ export async function transcribeStream(
   run: RunOptions = {},
 ): Promise<Transcript> {
   const { concurrency: concurrencyOpt, vad: vadOpt, ...asrOpts } = opts;
-  const plan = planConcurrency({ backend: model.info.backend, concurrency: concurrencyOpt, threads: opts.threads });
+  const plan = planConcurrency({
+    backend: model.info.backend,
+    batchSize: model.info.batchSize,
+    concurrency: concurrencyOpt,
+    threads: opts.threads,
+  });
   throwIfAborted(run.signal, 'transcription');
 
   // One controller for everything this call started: the caller's signal or our own first failure

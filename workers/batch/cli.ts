@@ -31,6 +31,8 @@ export const USAGE = `Usage: transcribe-batch <list-file|directory> --out DIR [o
   --out DIR            outputs <id>.<format> and summary.jsonl go here (required)
   --formats LIST       any of vtt,srt,json,txt (default vtt,srt,json)
   --concurrency N      items in flight at once (default 1)
+  --batch-size N|auto  windows (of every item in flight) whose decoder steps share one graph
+                       (default auto: sized from free VRAM on CUDA, the measured default on CPU)
   --model NAME         model name or path (default: the workers' default)
   --language XX        language hint for every item (default: detect)
   --redis URL          use the BullMQ queue on this Redis instead of the in-process one
@@ -43,6 +45,7 @@ Re-running with the same --out skips items whose outputs all exist.`;
 export interface RuntimeRequest {
   model: string | undefined;
   threads?: number;
+  batchSize?: number | 'auto';
 }
 
 export interface CliDeps {
@@ -60,6 +63,7 @@ export interface CliArgs {
   out: string;
   formats: CaptionFormat[];
   concurrency: number;
+  batchSize?: number | 'auto';
   model?: string;
   language?: string;
   redis?: string;
@@ -76,6 +80,7 @@ export function parseCliArgs(argv: string[]): CliArgs | 'help' {
       out: { type: 'string' },
       formats: { type: 'string', default: 'vtt,srt,json' },
       concurrency: { type: 'string', default: '1' },
+      'batch-size': { type: 'string' },
       model: { type: 'string' },
       language: { type: 'string' },
       redis: { type: 'string' },
@@ -97,12 +102,17 @@ export function parseCliArgs(argv: string[]): CliArgs | 'help' {
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 256) {
     throw usage('--concurrency is an integer from 1 to 256.');
   }
+  const batchSize = values['batch-size'] === 'auto' ? 'auto' : Number(values['batch-size'] ?? 'auto');
+  if (batchSize !== 'auto' && (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 256)) {
+    throw usage('--batch-size is an integer from 1 to 256, or auto.');
+  }
   if (values['no-local-worker'] && !values.redis) throw usage('--no-local-worker needs --redis.');
   const args: CliArgs = {
     input: positionals[0]!,
     out: resolve(values.out),
     formats: [...new Set(formats)] as CaptionFormat[],
     concurrency,
+    ...(values['batch-size'] === undefined ? {} : { batchSize }),
     queue: values.queue,
     localWorker: !values['no-local-worker'],
   };
@@ -137,7 +147,10 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
       : // Finished records are read once by the batch and then only cost memory.
         new MemoryQueue({ maxFinishedJobs: Math.max(16, args.concurrency * 4) });
     if (args.localWorker && items.length > 0) {
-      runtime = await deps.makeRuntime({ model: args.model });
+      runtime = await deps.makeRuntime({
+        model: args.model,
+        ...(args.batchSize === undefined ? {} : { batchSize: args.batchSize }),
+      });
       worker = await queue.work(runtime.processor, { concurrency: args.concurrency });
     }
     const display = createProgressDisplay(deps.stderr);

@@ -19,7 +19,11 @@ process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
 
 process.exitCode = await runCli(process.argv.slice(2), {
-  makeRuntime: ({ model }) => createEngineRuntime({ model: model ?? DEFAULT_MODEL }, { createEngine, resolveModel }),
+  makeRuntime: ({ model, batchSize }) =>
+    createEngineRuntime(
+      { model: model ?? DEFAULT_MODEL, ...(batchSize === undefined ? {} : { batchSize }) },
+      { createEngine, resolveModel },
+    ),
   render: (format, transcript) => render(format, transcript),
   stdout: process.stdout,
   stderr: process.stderr,

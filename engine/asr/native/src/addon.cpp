@@ -34,6 +34,7 @@
 namespace {
 
 constexpr int kSampleRate = WHISPER_SAMPLE_RATE;
+constexpr int kMaxBatch = 256;  // engine/asr/index.ts MAX_BATCH
 
 // ---------------------------------------------------------------------------------------------
 // Logging: whisper.cpp and ggml print to stderr by default; we keep them quiet unless asked.
@@ -458,10 +459,11 @@ struct LoadedModel {
 
 class LoadJob : public Job {
  public:
+  // batch_size 0: auto (whisper_batcher_auto_size), with `cpu_batch_default` on the CPU backend.
   LoadJob(Napi::Env env, std::string path, whisper_context_params cparams, std::string dtw, int batch_size,
-          whisper_batcher_params bparams)
+          int cpu_batch_default, whisper_batcher_params bparams)
       : Job(env), path_(std::move(path)), cparams_(cparams), dtw_(std::move(dtw)), batch_size_(batch_size),
-        bparams_(bparams) {}
+        cpu_batch_default_(cpu_batch_default), bparams_(bparams) {}
 
   void Run() override {
     GgmlHeader h{};
@@ -498,6 +500,7 @@ class LoadJob : public Job {
       return;
     }
     whisper_batcher* batcher = nullptr;
+    if (batch_size_ == 0) batch_size_ = whisper_batcher_auto_size(raw, cpu_batch_default_, kMaxBatch);
     if (batch_size_ > 1) {
       bparams_.max_sequences = batch_size_;
       batcher = whisper_batcher_init(raw, bparams_);
@@ -552,6 +555,7 @@ class LoadJob : public Job {
   whisper_context_params cparams_;
   std::string dtw_;
   int batch_size_;
+  int cpu_batch_default_;
   whisper_batcher_params bparams_;
   LoadedModel loaded_;
 };
@@ -1056,11 +1060,12 @@ Napi::Value Load(const Napi::CallbackInfo& info) {
   cp.flash_attn = GetBool(o, "flashAttn", cp.flash_attn);
   cp.dtw_token_timestamps = false;
   const std::string dtw = GetString(o, "dtw", "");
-  const int batch_size = GetNumber<int>(o, "batchSize", 1);
+  const int batch_size = GetNumber<int>(o, "batchSize", 1);  // 0: auto
+  const int cpu_batch_default = GetNumber<int>(o, "cpuBatchDefault", 1);
   whisper_batcher_params bp;
   bp.n_threads = GetNumber<int>(o, "batchThreads", bp.n_threads);
   bp.gather_wait_us = GetNumber<int>(o, "batchGatherUs", bp.gather_wait_us);
-  auto job = std::make_shared<LoadJob>(env, info[0].As<Napi::String>().Utf8Value(), cp, dtw, batch_size, bp);
+  auto job = std::make_shared<LoadJob>(env, info[0].As<Napi::String>().Utf8Value(), cp, dtw, batch_size, cpu_batch_default, bp);
   return Job::Start(env, job, "whisper-load");
 }
 
