@@ -113,6 +113,11 @@ export interface TranscribeOptions extends AsrOptions {
   singleSegment?: boolean;
   /** Max tokens per segment, 0 = no limit. */
   maxTokens?: number;
+  /**
+   * Benchmarks only: decode exactly this many tokens per call (no timestamps, end-of-text suppressed,
+   * no temperature fallback), like a peer generating with min = max new tokens. Not for transcripts.
+   */
+  benchmarkExactTokens?: number;
 }
 
 export interface WhisperVadOptions {
@@ -316,6 +321,7 @@ interface NativeParams {
   logprobThold?: number;
   noSpeechThold?: number;
   initialPrompt?: string;
+  exactTokens?: number;
 }
 
 function transcribeParams(opts: Record<string, unknown>): { params: NativeParams; words: boolean; raw: boolean } {
@@ -339,6 +345,7 @@ function transcribeParams(opts: Record<string, unknown>): { params: NativeParams
     logprobThold: checkNum('logprobThreshold', opts.logprobThreshold, -100, 0),
     noSpeechThold: checkNum('noSpeechThreshold', opts.noSpeechThreshold, 0, 1),
     initialPrompt: opts.initialPrompt as string | undefined,
+    exactTokens: checkInt('benchmarkExactTokens', opts.benchmarkExactTokens, 1, 220),
   };
   return { params, words, raw: checkBool('rawTokens', opts.rawTokens) ?? false };
 }

@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -625,6 +626,9 @@ struct TranscribeParams {
   float no_speech_thold = 0.6f;
   bool has_prompt = false;
   std::string initial_prompt;
+  // Benchmarks only: decode exactly this many text tokens per window (no timestamps, end-of-text
+  // suppressed, no fallback), as the transformers peer does with min = max new tokens.
+  int exact_tokens = 0;
 };
 
 TranscribeParams ParseTranscribeParams(const Napi::Object& o) {
@@ -644,6 +648,7 @@ TranscribeParams ParseTranscribeParams(const Napi::Object& o) {
   p.entropy_thold = GetNumber<float>(o, "entropyThold", p.entropy_thold);
   p.logprob_thold = GetNumber<float>(o, "logprobThold", p.logprob_thold);
   p.no_speech_thold = GetNumber<float>(o, "noSpeechThold", p.no_speech_thold);
+  p.exact_tokens = GetNumber<int>(o, "exactTokens", p.exact_tokens);
   if (o.Get("initialPrompt").IsString()) {
     p.has_prompt = true;
     p.initial_prompt = GetString(o, "initialPrompt", "");
@@ -752,6 +757,14 @@ class TranscribeJob : public Job {
     wp.logprob_thold = params_.logprob_thold;
     wp.no_speech_thold = params_.no_speech_thold;
     if (params_.has_prompt) wp.initial_prompt = params_.initial_prompt.c_str();
+    if (params_.exact_tokens > 0) {
+      wp.no_timestamps = true;
+      wp.single_segment = true;
+      wp.max_tokens = params_.exact_tokens;
+      wp.temperature_inc = 0.0f;
+      wp.logits_filter_callback = [](whisper_context* c, whisper_state*, const whisper_token_data*, int, float* logits,
+                                     void*) { logits[whisper_token_eot(c)] = -INFINITY; };
+    }
 
     wp.progress_callback = [](whisper_context*, whisper_state*, int progress, void* user_data) {
       static_cast<TranscribeJob*>(user_data)->SendProgress(progress);

@@ -1,0 +1,197 @@
+/**
+ * Batched decoding must not change what any window decodes. Each window is transcribed alone on an
+ * unbatched model (whisper_full, the reference), then all of them at once on a model whose batcher
+ * computes the decoder steps of up to B windows in one graph; every window's result must be
+ * identical: token ids, token probabilities (exact: on the CPU backend each logit is the same dot
+ * product in both cases), token timestamps, DTW times, segment times, text and words.
+ *
+ * The windows differ in length, in how many tokens they decode (so they end at different steps), and
+ * in how they decode: one seeks many times inside its window (each remainder is decoded again), two
+ * fall back to higher temperatures, one runs beam search (its beams are several tokens of one request).
+ * With random weights (synthetic-tiny) the text means nothing; the tokens are what is compared.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fixture } from '../../test-support/fixtures.ts';
+import { type AsrResult, type TranscribeOptions, WhisperModel } from './index.ts';
+import { decodePcm, syntheticTiny } from './test-support.ts';
+
+interface Window {
+  name: string;
+  pcm: Float32Array;
+  opts: TranscribeOptions;
+}
+
+const COMMON: TranscribeOptions = { language: 'en', rawTokens: true, wordTimestamps: true, temperatureIncrement: 0 };
+const SEEKING = 'librivox-0890[0-2s]';
+
+function slice(rel: string, fromSec: number, toSec: number): Float32Array {
+  const all = decodePcm(fixture(rel));
+  return all.slice(Math.round(fromSec * 16_000), Math.min(all.length, Math.round(toSec * 16_000)));
+}
+
+function windows(): Window[] {
+  const lj = (n: string) => `speech/ljspeech/LJ001-${n}.wav`;
+  const austen = (n: string) => `speech/librivox/sense_and_sensibility_01_austen_64kb-${n}.wav`;
+  const w = (name: string, pcm: Float32Array, opts: TranscribeOptions = {}): Window => ({
+    name,
+    pcm,
+    opts: { ...COMMON, ...opts },
+  });
+  return [
+    w(SEEKING, slice(austen('0890'), 0, 2)),
+    w('jfk', slice('speech/jfk/jfk.wav', 0, 11)),
+    w('LJ001-0001', slice(lj('0001'), 0, 30)),
+    w('LJ001-0002', slice(lj('0002'), 0, 30)),
+    w('LJ001-0005 fallback', slice(lj('0005'), 0, 30), { temperatureIncrement: 0.2 }),
+    w('LJ001-0006', slice(lj('0006'), 0, 30)),
+    w('jfk[3-9s] beam', slice('speech/jfk/jfk.wav', 3, 9), { beamSize: 2 }),
+    w('LJ001-0008', slice(lj('0008'), 0, 30)),
+    w('LJ001-0009', slice(lj('0009'), 0, 30)),
+    w('austen-0870', slice(austen('0870'), 0, 30)),
+    w('austen-0880 fallback', slice(austen('0880'), 0, 30), { temperatureIncrement: 0.2 }),
+    w('austen-0920', slice(austen('0920'), 0, 30)),
+    w('austen-0930', slice(austen('0930'), 0, 30)),
+    w('test_es', slice('speech/multilingual/test_es.wav', 0, 30)),
+    w('test_it[0-3s]', slice('speech/multilingual/test_it.wav', 0, 3)),
+    w('jfk[0-4s]', slice('speech/jfk/jfk.wav', 0, 4)),
+  ];
+}
+
+let modelPath: string;
+let solo: WhisperModel;
+let all: Window[];
+const alone = new Map<string, AsrResult>();
+
+beforeAll(async () => {
+  modelPath = await syntheticTiny();
+  all = windows();
+  solo = await WhisperModel.load(modelPath, { useGpu: false, dtw: 'tiny', flashAttn: false });
+  for (const w of all) alone.set(w.name, await solo.transcribe(w.pcm, { ...w.opts, threads: 2 }));
+}, 600_000);
+
+afterAll(async () => {
+  await solo?.close();
+});
+
+async function batchedModel(batchSize: number, extra: { flashAttn?: boolean; dtw?: false | 'tiny' } = {}) {
+  return WhisperModel.load(modelPath, {
+    useGpu: false,
+    dtw: extra.dtw ?? 'tiny',
+    flashAttn: extra.flashAttn ?? false,
+    batchSize,
+    batchThreads: 2,
+  });
+}
+
+describe('batched decoding: each window decodes exactly as it does alone', () => {
+  it('the reference windows cover what the batch must handle', () => {
+    const seeking = alone.get(SEEKING)!;
+    expect(seeking.segments.length).toBeGreaterThan(3); // whisper_full sought inside the window
+    const tokenCounts = new Set(all.map((w) => alone.get(w.name)!.tokens!.flat().length));
+    expect(tokenCounts.size).toBeGreaterThan(1); // sequences end at different steps
+  });
+
+  it.each([
+    [1, 4],
+    [2, 8],
+    [7, 16],
+    [16, 16],
+  ])(
+    'B = %i over %i windows',
+    async (batchSize, count) => {
+      const model = await batchedModel(batchSize);
+      try {
+        expect(model.info.batchSize).toBe(batchSize);
+        const subset = all.slice(0, count);
+        const results = await Promise.all(subset.map((w) => model.transcribe(w.pcm, { ...w.opts, threads: 1 })));
+        subset.forEach((w, i) => {
+          expect({ window: w.name, result: results[i] }).toEqual({ window: w.name, result: alone.get(w.name) });
+        });
+        if (batchSize === 1) {
+          expect(model.batchStats()).toBeUndefined(); // B = 1 is whisper_full's own path
+        } else {
+          const stats = model.batchStats()!;
+          expect(stats.sequences).toBeGreaterThan(stats.steps); // steps really carried several windows
+          expect(stats.maxInStep).toBeGreaterThan(1);
+          expect(stats.maxInStep).toBeLessThanOrEqual(batchSize);
+        }
+      } finally {
+        await model.close();
+      }
+    },
+    600_000,
+  );
+
+  it('a window cancelled mid-batch rejects with ABORTED and leaves the others exact', async () => {
+    const model = await batchedModel(4);
+    try {
+      const ac = new AbortController();
+      const seeking = all.find((w) => w.name === SEEKING)!;
+      const others = all.filter((w) => w.name !== SEEKING).slice(0, 5);
+      // The seeking window is cancelled once it has finished a pass in the batch and moved on.
+      const cancelled = model.transcribe(
+        seeking.pcm,
+        { ...seeking.opts, threads: 1 },
+        { signal: ac.signal, onProgress: (p) => (p.fraction > 0 ? ac.abort() : undefined) },
+      );
+      const rest = others.map((w) => model.transcribe(w.pcm, { ...w.opts, threads: 1 }));
+      await expect(cancelled).rejects.toMatchObject({ code: 'ABORTED' });
+      const results = await Promise.all(rest);
+      others.forEach((w, i) => {
+        expect({ window: w.name, result: results[i] }).toEqual({ window: w.name, result: alone.get(w.name) });
+      });
+      expect(model.batchStats()!.maxInStep).toBeGreaterThan(1);
+    } finally {
+      await model.close();
+    }
+  }, 600_000);
+
+  it('flash attention: batched equals unbatched with the same setting', async () => {
+    const fa = await WhisperModel.load(modelPath, { useGpu: false, dtw: false, flashAttn: true });
+    const model = await batchedModel(4, { flashAttn: true, dtw: false });
+    try {
+      const subset = all.slice(0, 4);
+      const ref: AsrResult[] = [];
+      for (const w of subset) ref.push(await fa.transcribe(w.pcm, { ...w.opts, threads: 2 }));
+      const results = await Promise.all(subset.map((w) => model.transcribe(w.pcm, { ...w.opts, threads: 1 })));
+      expect(results).toEqual(ref);
+      expect(model.batchStats()!.maxInStep).toBeGreaterThan(1);
+    } finally {
+      await Promise.all([fa.close(), model.close()]);
+    }
+  }, 600_000);
+});
+
+describe('the model holds batchSize windows at a time, whoever sends them', () => {
+  it('a call waiting for a slot that is aborted rejects at once; the running ones finish', async () => {
+    const model = await batchedModel(2, { dtw: false });
+    try {
+      const w = all.find((x) => x.name === 'LJ001-0002')!;
+      const running = [0, 1].map(() => model.transcribe(w.pcm, { ...w.opts, threads: 1 }));
+      const ac = new AbortController();
+      const queued = model.transcribe(w.pcm, { ...w.opts, threads: 1 }, { signal: ac.signal });
+      ac.abort();
+      await expect(queued).rejects.toMatchObject({ code: 'ABORTED' });
+      const [a, b] = await Promise.all(running);
+      expect(a!.tokens).toEqual(b!.tokens);
+      expect(a!.tokens!.flat().length).toBeGreaterThan(0);
+    } finally {
+      await model.close();
+    }
+  }, 600_000);
+
+  it('refuses a batch size outside 1..256', async () => {
+    await expect(WhisperModel.load(modelPath, { batchSize: 0 })).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
+    await expect(WhisperModel.load(modelPath, { batchSize: 257 })).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
+  });
+
+  it("'auto' on the CPU backend takes the measured CPU default", async () => {
+    const { CPU_BATCH_DEFAULT } = await import('./index.ts');
+    const model = await WhisperModel.load(modelPath, { useGpu: false, dtw: false, batchSize: 'auto' });
+    try {
+      expect(model.info.batchSize).toBe(CPU_BATCH_DEFAULT);
+    } finally {
+      await model.close();
+    }
+  });
+});
