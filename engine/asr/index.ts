@@ -99,7 +99,7 @@ export interface WhisperVadOptions {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The native module's shape (engine/asr/native/src/addon.cpp).
+// The native module's shape (engine/asr/native/src/: addon.cpp registers it).
 
 interface NativeHandle<T> {
   promise: Promise<T>;
