@@ -191,7 +191,7 @@ export async function transcribeStream(
     if (vadOpt === false) {
       fixed = new FixedWindows(30);
     } else {
-      detector = vadOpt?.detector ?? (await SileroVad.load());
+      detector = vadOpt?.detector ?? (await SileroVad.load({}, { signal: ac.signal }));
       const { detector: _d, windows, ...vadSettings } = vadOpt ?? {};
       vadStream = detector.stream(vadSettings);
       planner = new WindowPlanner(windows);
@@ -310,7 +310,7 @@ export async function transcribeStream(
       }
       const chunk = next.value;
       buffer.push(chunk);
-      if (vadStream) onSpans(await vadStream.push(chunk));
+      if (vadStream) onSpans(await orAbort(vadStream.push(chunk, { signal: ac.signal })));
       else enqueue(fixed!.take(buffer.end / SAMPLE_RATE, false));
       throwIfAborted(ac.signal);
       dispatch();
@@ -320,7 +320,7 @@ export async function transcribeStream(
 
     const duration = buffer.end / SAMPLE_RATE;
     if (vadStream) {
-      onSpans(await vadStream.end());
+      onSpans(await orAbort(vadStream.end({ signal: ac.signal })));
       ended = true;
       enqueue(planner!.end(duration));
     } else {

@@ -11,12 +11,23 @@ bool CpuNodeAbort(void* data) {
   return a->node_abort_armed.load(std::memory_order_relaxed) && a->requested.load(std::memory_order_relaxed);
 }
 
-thread_local AbortState* t_creating_state_for = nullptr;
+bool RelayNodeAbort(void* data) {
+  AbortState* a = static_cast<AbortRelay*>(data)->current.load(std::memory_order_relaxed);
+  return a != nullptr && CpuNodeAbort(a);
+}
+
+// What a CPU backend created on this thread polls; unset outside a BackendAbortScope.
+struct CreatingFor {
+  ggml_abort_callback poll = nullptr;
+  void* data = nullptr;
+};
+thread_local CreatingFor t_creating_for;
 
 }  // namespace
 
-BackendAbortScope::BackendAbortScope(AbortState* a) { t_creating_state_for = a; }
-BackendAbortScope::~BackendAbortScope() { t_creating_state_for = nullptr; }
+BackendAbortScope::BackendAbortScope(AbortState* a) { t_creating_for = {CpuNodeAbort, a}; }
+BackendAbortScope::BackendAbortScope(AbortRelay* relay) { t_creating_for = {RelayNodeAbort, relay}; }
+BackendAbortScope::~BackendAbortScope() { t_creating_for = {}; }
 
 // whisper.cpp calls this at the end of every encoder pass and decoder step: the encoder is
 // over, so node-level aborts are disarmed until the next encoder_begin.
@@ -39,8 +50,9 @@ bool EncoderBeginCallback(whisper_context*, whisper_state*, void* user_data) {
 extern "C" ggml_backend_t __real_ggml_backend_init_by_type(enum ggml_backend_dev_type type, const char* params);
 extern "C" ggml_backend_t __wrap_ggml_backend_init_by_type(enum ggml_backend_dev_type type, const char* params) {
   ggml_backend_t b = __real_ggml_backend_init_by_type(type, params);
-  if (b != nullptr && type == GGML_BACKEND_DEVICE_TYPE_CPU && whisper_addon::t_creating_state_for != nullptr) {
-    ggml_backend_cpu_set_abort_callback(b, whisper_addon::CpuNodeAbort, whisper_addon::t_creating_state_for);
+  const whisper_addon::CreatingFor& f = whisper_addon::t_creating_for;
+  if (b != nullptr && type == GGML_BACKEND_DEVICE_TYPE_CPU && f.poll != nullptr) {
+    ggml_backend_cpu_set_abort_callback(b, f.poll, f.data);
   }
   return b;
 }

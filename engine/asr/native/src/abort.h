@@ -20,10 +20,30 @@ struct AbortState {
   std::atomic<bool> node_abort_armed{false};
 };
 
-// Arms CPU backends created on this thread (by whisper_init_state) with `a` while in scope.
+// A CPU backend that outlives the job that created it (a VAD context serves every detection of
+// its detector) polls whichever job is using it now; `current` is null between jobs.
+struct AbortRelay {
+  std::atomic<AbortState*> current{nullptr};
+};
+
+// Points `relay` at `a` for the duration of a scope.
+class RelayTo {
+ public:
+  RelayTo(AbortRelay* relay, AbortState* a) : relay_(relay) { relay_->current.store(a); }
+  ~RelayTo() { relay_->current.store(nullptr); }
+  RelayTo(const RelayTo&) = delete;
+  RelayTo& operator=(const RelayTo&) = delete;
+
+ private:
+  AbortRelay* relay_;
+};
+
+// Arms CPU backends created on this thread (by whisper_init_state, whisper_vad_init_*) with `a`,
+// or with whichever job `relay` points at, while in scope.
 class BackendAbortScope {
  public:
   explicit BackendAbortScope(AbortState* a);
+  explicit BackendAbortScope(AbortRelay* relay);
   ~BackendAbortScope();
   BackendAbortScope(const BackendAbortScope&) = delete;
   BackendAbortScope& operator=(const BackendAbortScope&) = delete;

@@ -14,7 +14,7 @@
 // Files: log (whisper.cpp's log switch), abort (the abort hook inside ggml graphs), job (a job
 // on its own thread, settled through a thread-safe function), options (reading JS options),
 // model_file (the model-file validator and DTW presets), model (load, info, free), transcribe
-// (transcription and language detection), vad (whisper.cpp's Silero VAD). This file is the
+// (transcription and language detection), vad (whisper.cpp's Silero VAD, loaded once per detector). This file is the
 // module's entry point.
 
 #include <napi.h>
@@ -45,10 +45,11 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
 
   auto* data = new AddonData();
   data->model_ctor = Napi::Persistent(Model::Define(env));
+  data->vad_ctor = Napi::Persistent(VadModel::Define(env));
   env.SetInstanceData(data);
 
   exports.Set("load", Napi::Function::New(env, Load, "load"));
-  exports.Set("vadDetect", Napi::Function::New(env, VadDetect, "vadDetect"));
+  exports.Set("vadLoad", Napi::Function::New(env, VadLoad, "vadLoad"));
   exports.Set("setLogging", Napi::Function::New(env, SetLogging, "setLogging"));
   exports.Set("languages", Napi::Function::New(env, Languages, "languages"));
   exports.Set("version", Napi::String::New(env, whisper_version()));

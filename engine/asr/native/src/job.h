@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "abort.h"
 
@@ -53,6 +54,18 @@ class Job {
   Napi::Promise::Deferred deferred_;
   Napi::ThreadSafeFunction tsfn_;
   bool settled_ = false;  // JS thread only
+};
+
+// Drops a reference off the JS thread: freeing a model releases up to hundreds of MB. Jobs still
+// running hold their own reference; the last one out frees.
+class ReleaseJob : public Job {
+ public:
+  ReleaseJob(Napi::Env env, std::shared_ptr<void> held) : Job(env), held_(std::move(held)) {}
+  void Run() override { held_.reset(); }
+  Napi::Value Result(Napi::Env env) override { return env.Undefined(); }
+
+ private:
+  std::shared_ptr<void> held_;
 };
 
 }  // namespace whisper_addon

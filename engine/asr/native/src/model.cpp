@@ -126,27 +126,9 @@ Napi::Value Model::Info(const Napi::CallbackInfo& info) {
   return o;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Freeing: drops the model's reference off the JS thread (whisper_free releases hundreds of MB
-// for large models). Jobs still running hold their own reference; the last one out frees.
-
-namespace {
-
-class FreeJob : public Job {
- public:
-  FreeJob(Napi::Env env, ContextPtr ctx) : Job(env), ctx_(std::move(ctx)) {}
-  void Run() override { ctx_.reset(); }
-  Napi::Value Result(Napi::Env env) override { return env.Undefined(); }
-
- private:
-  ContextPtr ctx_;
-};
-
-}  // namespace
-
 Napi::Value Model::Free(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  auto job = std::make_shared<FreeJob>(env, std::move(ctx_));
+  auto job = std::make_shared<ReleaseJob>(env, std::move(ctx_));
   ctx_.reset();
   return Job::Start(env, job, "whisper-free");
 }

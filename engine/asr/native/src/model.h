@@ -26,6 +26,7 @@ struct ModelInfo {
 
 struct AddonData {
   Napi::FunctionReference model_ctor;
+  Napi::FunctionReference vad_ctor;
 };
 
 class Model : public Napi::ObjectWrap<Model> {
