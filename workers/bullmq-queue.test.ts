@@ -6,8 +6,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EngineError } from '../engine/errors.ts';
 import { createBullmqQueue } from './bullmq-queue.ts';
+import { QueueError } from './errors.ts';
 import { assertRedisReachable, createTestBullmqQueue, freshQueueName, REDIS_URL } from './testing/redis.ts';
 import { createStandinProcessor } from './testing/standin.ts';
 
@@ -67,9 +67,9 @@ describe('Redis eviction policy', () => {
 
   it('refuses a Redis that may evict keys, with QUEUE_MISCONFIGURED', async () => {
     const err = await createBullmqQueue({ redisUrl: url, name: freshQueueName() }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(EngineError);
-    expect((err as EngineError).code).toBe('QUEUE_MISCONFIGURED');
-    expect((err as EngineError).message).toMatch(/allkeys-lru.*noeviction/);
+    expect(err).toBeInstanceOf(QueueError);
+    expect((err as QueueError).code).toBe('QUEUE_MISCONFIGURED');
+    expect((err as QueueError).message).toMatch(/allkeys-lru.*noeviction/);
   });
 
   it('only warns when told to', async () => {
@@ -94,7 +94,7 @@ describe('Redis eviction policy', () => {
   it('answers QUEUE_MISCONFIGURED when nothing listens at the URL', async () => {
     const port = await freePort();
     const err = await createBullmqQueue({ redisUrl: `redis://127.0.0.1:${port}`, name: 'x' }).catch((e: unknown) => e);
-    expect((err as EngineError).code).toBe('QUEUE_MISCONFIGURED');
+    expect((err as QueueError).code).toBe('QUEUE_MISCONFIGURED');
   });
 });
 

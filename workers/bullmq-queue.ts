@@ -21,6 +21,7 @@ import { Queue, QueueEvents, UnrecoverableError, WaitingError, Worker } from 'bu
 import { Redis } from 'ioredis';
 import { abortError, EngineError } from '../engine/errors.ts';
 import type { Progress, Transcript } from '../engine/types.ts';
+import { QueueError } from './errors.ts';
 import { throttleProgress, validateJobInput } from './job-input.ts';
 import {
   type BackoffOptions,
@@ -119,7 +120,7 @@ export async function checkNoEviction(
   const message =
     `Redis maxmemory-policy is ${policy ?? 'unknown'}; the job queue needs noeviction ` +
     '(an evicted key is a lost job or lock). Set it with: CONFIG SET maxmemory-policy noeviction.';
-  if (mode === 'refuse') throw new EngineError('QUEUE_MISCONFIGURED', message, { details: { policy } });
+  if (mode === 'refuse') throw new QueueError('QUEUE_MISCONFIGURED', message, { details: { policy } });
   warn(message);
 }
 
@@ -133,8 +134,8 @@ export async function createBullmqQueue(options: BullmqQueueOptions): Promise<Bu
     await checkNoEviction(client, options.evictionPolicy ?? 'refuse', options.onWarning ?? console.warn);
   } catch (err) {
     client.disconnect();
-    if (err instanceof EngineError) throw err;
-    throw new EngineError('QUEUE_MISCONFIGURED', `Cannot use Redis at the configured URL: ${(err as Error).message}`, {
+    if (err instanceof QueueError) throw err;
+    throw new QueueError('QUEUE_MISCONFIGURED', `Cannot use Redis at the configured URL: ${(err as Error).message}`, {
       cause: err,
     });
   }
@@ -173,6 +174,7 @@ export class BullmqQueue implements JobQueue {
   }
 
   async enqueue(raw: TranscriptionJobInput, options: EnqueueOptions = {}): Promise<JobStatus> {
+    if (this.#closed) throw new QueueError('QUEUE_CLOSED', 'The queue is closed.');
     const input = validateJobInput(raw);
     const tomb = await this.#tombstone(input.id);
     if (options.retryFailed) {
@@ -282,6 +284,7 @@ export class BullmqQueue implements JobQueue {
   }
 
   async work(processor: JobProcessor, options: WorkOptions = {}): Promise<JobWorker> {
+    if (this.#closed) throw new QueueError('QUEUE_CLOSED', 'The queue is closed.');
     const connection = this.#connection();
     const subscriber = this.#connection();
     const interval = this.#options.progressIntervalMs ?? 250;
@@ -405,11 +408,11 @@ export class BullmqQueue implements JobQueue {
 
   async #settledOutcome(
     id: string,
-  ): Promise<{ ok: true; value: Transcript } | { ok: false; error: EngineError } | undefined> {
+  ): Promise<{ ok: true; value: Transcript } | { ok: false; error: EngineError | QueueError } | undefined> {
     const { job, state } = await this.#read(id);
     if (!job) {
       if (await this.#tombstone(id)) return { ok: false, error: cancelledError(id) };
-      return { ok: false, error: new EngineError('JOB_NOT_FOUND', `No job ${id}.`) };
+      return { ok: false, error: new QueueError('JOB_NOT_FOUND', `No job ${id}.`) };
     }
     const status = await this.#statusOf(job, state);
     switch (status?.state) {

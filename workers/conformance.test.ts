@@ -141,6 +141,25 @@ describe.each(backends)('queue conformance: $name', (backend) => {
     expect((await q.status('down'))?.error?.details).toEqual({ status: 503 });
   });
 
+  it('fails a job that hit a bug as INTERNAL_ERROR, retried once, never as a transient ASR failure', async () => {
+    const q = await backend.make({ attempts: 4 });
+    const calls = newCalls();
+    await q.work(createStandinProcessor(calls));
+    await q.enqueue({ id: 'bug', source: 'standin:bug' });
+    expect(await codeOf(q.wait('bug'))).toBe('INTERNAL_ERROR');
+    expect(calls.started.filter((c) => c.id === 'bug')).toHaveLength(2);
+    expect((await q.status('bug'))?.error?.message).toMatch(/reading 'start'/);
+  });
+
+  it('refuses work after close with QUEUE_CLOSED', async () => {
+    const q = await backend.make();
+    opened.splice(opened.indexOf(q), 1); // closed here rather than by afterEach
+    if (q.kind === 'bullmq') await (q as BullmqQueue).obliterate();
+    await q.close();
+    expect(await codeOf(q.enqueue({ id: 'late', source: 'standin:ok' }))).toBe('QUEUE_CLOSED');
+    expect(await codeOf(q.work(createStandinProcessor()))).toBe('QUEUE_CLOSED');
+  });
+
   it('runs a failed or cancelled job again from scratch only when asked (retryFailed)', async () => {
     const q = await backend.make();
     const calls = newCalls();

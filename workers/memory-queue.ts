@@ -6,6 +6,7 @@
  */
 import { abortError, EngineError } from '../engine/errors.ts';
 import type { Progress, Transcript } from '../engine/types.ts';
+import { QueueError } from './errors.ts';
 import { validateJobInput } from './job-input.ts';
 import {
   type BackoffOptions,
@@ -78,7 +79,7 @@ export class MemoryQueue implements JobQueue {
   }
 
   async enqueue(raw: TranscriptionJobInput, options: EnqueueOptions = {}): Promise<JobStatus> {
-    if (this.#closed) throw new EngineError('QUEUE_MISCONFIGURED', 'The queue is closed.');
+    if (this.#closed) throw new QueueError('QUEUE_CLOSED', 'The queue is closed.');
     const input = validateJobInput(raw);
     const existing = this.#jobs.get(input.id);
     if (existing && options.retryFailed && (existing.state === 'failed' || existing.state === 'cancelled')) {
@@ -125,7 +126,7 @@ export class MemoryQueue implements JobQueue {
     const { signal, onProgress } = options;
     if (signal?.aborted) throw abortError(signal, 'wait for the job');
     const record = this.#jobs.get(id);
-    if (!record) throw new EngineError('JOB_NOT_FOUND', `No job ${id}.`);
+    if (!record) throw new QueueError('JOB_NOT_FOUND', `No job ${id}.`);
     const settled = this.#settled(record);
     if (settled) return settled();
     return new Promise<Transcript>((resolve, reject) => {
@@ -169,7 +170,7 @@ export class MemoryQueue implements JobQueue {
   }
 
   async work(processor: JobProcessor, options: WorkOptions = {}): Promise<JobWorker> {
-    if (this.#closed) throw new EngineError('QUEUE_MISCONFIGURED', 'The queue is closed.');
+    if (this.#closed) throw new QueueError('QUEUE_CLOSED', 'The queue is closed.');
     const consumer: Consumer = {
       processor,
       concurrency: Math.max(1, Math.floor(options.concurrency ?? 1)),

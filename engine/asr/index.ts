@@ -14,7 +14,7 @@ import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { abortError, EngineError, type EngineErrorCode } from '../errors.ts';
+import { abortError, asEngineError, EngineError, type EngineErrorCode } from '../errors.ts';
 import type { AsrOptions, RunOptions, Segment } from '../types.ts';
 import { buildSegment, csToSeconds, type NativeSegment, type NativeTokens, tokenBytes } from './words.ts';
 
@@ -318,43 +318,42 @@ function transcribeParams(opts: Record<string, unknown>): { params: NativeParams
 // ---------------------------------------------------------------------------------------------
 // Running a native job under an AbortSignal.
 
+/** The codes the addon rejects with (native/src: Fail(...), CodedError(...)). */
 const NATIVE_CODES = new Set<EngineErrorCode>([
   'ABORTED',
   'ASR_FAILED',
   'MODEL_LOAD_FAILED',
+  'MODEL_CLOSED',
   'VAD_FAILED',
   'INVALID_OPTIONS',
+  'INTERNAL_ERROR',
 ]);
 
-function toEngineError(err: unknown, fallback: EngineErrorCode, signal?: AbortSignal): EngineError {
+/** An error without one of those codes (a TypeError from argument checks) is our bug: INTERNAL_ERROR. */
+function toEngineError(err: unknown, signal?: AbortSignal): EngineError {
   if (err instanceof EngineError) return err;
   const code = (err as { code?: unknown } | null)?.code;
   if (code === 'ABORTED') return abortError(signal, 'transcription');
   if (typeof code === 'string' && NATIVE_CODES.has(code as EngineErrorCode)) {
     return new EngineError(code as EngineErrorCode, (err as Error).message, { cause: err });
   }
-  const message = err instanceof Error ? err.message : String(err);
-  return new EngineError(fallback, message, { cause: err });
+  return asEngineError(err);
 }
 
-async function runNative<T>(
-  start: () => NativeHandle<T>,
-  signal: AbortSignal | undefined,
-  fallback: EngineErrorCode,
-): Promise<T> {
+async function runNative<T>(start: () => NativeHandle<T>, signal: AbortSignal | undefined): Promise<T> {
   if (signal?.aborted) throw abortError(signal, 'transcription');
   let handle: NativeHandle<T>;
   try {
     handle = start();
   } catch (err) {
-    throw toEngineError(err, fallback, signal);
+    throw toEngineError(err, signal);
   }
   const onAbort = () => handle.abort();
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
     return await handle.promise;
   } catch (err) {
-    throw toEngineError(err, fallback, signal);
+    throw toEngineError(err, signal);
   } finally {
     signal?.removeEventListener('abort', onAbort);
   }
@@ -416,7 +415,6 @@ export class WhisperModel {
     const nativeModel = await runNative(
       () => lib.load(path, { useGpu, gpuDevice, flashAttn, dtw: dtw === false ? '' : dtw }),
       undefined,
-      'MODEL_LOAD_FAILED',
     );
     return new WhisperModel(nativeModel);
   }
@@ -445,9 +443,7 @@ export class WhisperModel {
         }
       : undefined;
 
-    const result = await this.#track(() =>
-      runNative(() => this.#native.transcribe(samples, params, progress), signal, 'ASR_FAILED'),
-    );
+    const result = await this.#track(() => runNative(() => this.#native.transcribe(samples, params, progress), signal));
 
     const timing = { eot: this.#eot, dtw: this.info.dtw !== undefined, offset, endCs: Math.round(duration * 100) };
     const out: AsrResult = {
@@ -470,14 +466,14 @@ export class WhisperModel {
     const o = checkObject('options', opts);
     const threads = checkInt('threads', o.threads, 1, MAX_THREADS) ?? defaultThreads();
     const signal = checkSignal(checkObject('run options', run).signal);
-    return this.#track(() => runNative(() => this.#native.detectLanguage(samples, threads), signal, 'ASR_FAILED'));
+    return this.#track(() => runNative(() => this.#native.detectLanguage(samples, threads), signal));
   }
 
   /** Waits for running jobs, then frees the model. Idempotent; later jobs fail with MODEL_CLOSED. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
       await Promise.allSettled([...this.#inflight]);
-      await runNative(() => this.#native.free(), undefined, 'ASR_FAILED');
+      await runNative(() => this.#native.free(), undefined);
     })();
     return this.#closing;
   }
@@ -551,7 +547,7 @@ export class WhisperVadModel {
       });
     }
     const lib = addon();
-    const nativeModel = await runNative(() => lib.vadLoad(vadModelPath, { threads }), signal, 'MODEL_LOAD_FAILED');
+    const nativeModel = await runNative(() => lib.vadLoad(vadModelPath, { threads }), signal);
     return new WhisperVadModel(nativeModel);
   }
 
@@ -565,7 +561,7 @@ export class WhisperVadModel {
     const params = vadParams(opts);
     const signal = checkSignal(checkObject('run options', run).signal);
     if (this.#closing) throw new EngineError('MODEL_CLOSED', 'The VAD model has been closed.');
-    const p = runNative(() => this.#native.detect(samples, params), signal, 'VAD_FAILED');
+    const p = runNative(() => this.#native.detect(samples, params), signal);
     this.#inflight.add(p);
     let flat: Float32Array;
     try {
@@ -584,7 +580,7 @@ export class WhisperVadModel {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       await Promise.allSettled([...this.#inflight]);
-      await runNative(() => this.#native.free(), undefined, 'VAD_FAILED');
+      await runNative(() => this.#native.free(), undefined);
     })();
     return this.#closing;
   }

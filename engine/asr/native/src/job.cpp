@@ -47,7 +47,8 @@ void Job::RunAndSettle() {
   try {
     Run();
   } catch (const std::exception& e) {
-    Fail("ASR_FAILED", std::string("native exception: ") + e.what());
+    // Nothing whisper.cpp reports throws: an exception here (bad_alloc, a bug) is unexpected.
+    Fail("INTERNAL_ERROR", std::string("native exception: ") + e.what());
   }
   if (!failure_ && Aborted()) Fail("ABORTED", "The operation was cancelled.");
 

@@ -54,7 +54,7 @@ class Model : public Napi::ObjectWrap<Model> {
   Napi::Value Free(const Napi::CallbackInfo& info);
 
   ContextPtr Context(Napi::Env env) {
-    if (!ctx_) throw CodedError(env, "INVALID_OPTIONS", "The model has been closed.");
+    if (!ctx_) throw CodedError(env, "MODEL_CLOSED", "The model has been closed.");
     return ctx_;
   }
 };

@@ -131,7 +131,7 @@ VadModel::VadModel(const Napi::CallbackInfo& info) : Napi::ObjectWrap<VadModel>(
 
 Napi::Value VadModel::Detect(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (!vad_) throw CodedError(env, "INVALID_OPTIONS", "The VAD model has been closed.");
+  if (!vad_) throw CodedError(env, "MODEL_CLOSED", "The VAD model has been closed.");
   std::vector<float> samples = CopySamples(info[0]);
   whisper_vad_params p = ParseVadParams(info[1].IsObject() ? info[1].As<Napi::Object>() : Napi::Object::New(env));
   auto job = std::make_shared<VadDetectJob>(env, vad_, std::move(samples), p);
