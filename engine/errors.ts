@@ -93,3 +93,26 @@ export function abortError(signal?: AbortSignal, what = 'operation'): EngineErro
 export function throwIfAborted(signal: AbortSignal | undefined, what?: string): void {
   if (signal?.aborted) throw abortError(signal, what);
 }
+
+/**
+ * Settles as `work` does, or rejects ABORTED as soon as `signal` fires. For shared work (a model
+ * load other callers wait for too): `work` runs on, and one caller leaving does not cancel it.
+ */
+export function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined, what?: string): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) return Promise.reject(abortError(signal, what));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortError(signal, what));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}

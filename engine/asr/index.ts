@@ -14,7 +14,14 @@ import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { abortError, asEngineError, EngineError, type EngineErrorCode } from '../errors.ts';
+import {
+  abortError,
+  asEngineError,
+  EngineError,
+  type EngineErrorCode,
+  throwIfAborted,
+  untilAborted,
+} from '../errors.ts';
 import type { AsrOptions, RunOptions, Segment } from '../types.ts';
 import { buildSegment, csToSeconds, type NativeSegment, type NativeTokens, tokenBytes } from './words.ts';
 
@@ -385,10 +392,16 @@ export class WhisperModel {
     });
   }
 
-  /** Loads a ggml model file once (off the JS thread); many jobs may then run on it at once. */
-  static async load(path: string, opts: LoadOptions = {}): Promise<WhisperModel> {
+  /**
+   * Loads a ggml model file once (off the JS thread); many jobs may then run on it at once. An abort
+   * rejects at once; whisper.cpp cannot stop mid-read, so the native load finishes on its own
+   * thread and frees what it loaded.
+   */
+  static async load(path: string, opts: LoadOptions = {}, run: RunOptions = {}): Promise<WhisperModel> {
     if (typeof path !== 'string' || path === '') throw invalid('The model path must be a non-empty string.');
     const o = checkObject('load options', opts);
+    const signal = checkSignal(checkObject('run options', run).signal);
+    throwIfAborted(signal, 'model load');
     const useGpu = checkBool('useGpu', o.useGpu) ?? true;
     const gpuDevice = checkInt('gpuDevice', o.gpuDevice, 0, 64) ?? 0;
     const verbose = checkBool('verbose', o.verbose);
@@ -412,11 +425,20 @@ export class WhisperModel {
         details: { path },
       });
     }
-    const nativeModel = await runNative(
+    const loading = runNative(
       () => lib.load(path, { useGpu, gpuDevice, flashAttn, dtw: dtw === false ? '' : dtw }),
-      undefined,
+      signal,
     );
-    return new WhisperModel(nativeModel);
+    try {
+      return new WhisperModel(await untilAborted(loading, signal, 'model load'));
+    } catch (err) {
+      // Aborted just as the load succeeded: nobody will hold that model, free it now rather than at GC.
+      loading.then(
+        (m) => m.free().promise.catch(() => {}),
+        () => {},
+      );
+      throw err;
+    }
   }
 
   /** Transcribes 16 kHz mono samples. Times are seconds from the start of `pcm` plus `run.offset`. */

@@ -44,6 +44,7 @@ class LoadJob : public Job {
       cparams_.dtw_aheads_preset = preset;
     }
 
+    if (Aborted()) return;
     whisper_context* raw = nullptr;
     try {
       raw = whisper_init_from_file_with_params_no_state(path_.c_str(), cparams_);
