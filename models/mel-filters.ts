@@ -48,7 +48,9 @@ export function melFilters(nMels: number): Float32Array {
       // np.minimum/np.maximum as numpy's SIMD loops run them (a tie, ±0, goes to the second operand: the
       // npz has -0.0 at [0][0]); librosa stores the triangle in a float32 array, then scales it in place
       // (float64 product, float32 result).
+      // biome-ignore lint/complexity/useMathMinMax: Math.min/max order ±0 differently from numpy
       const m = lower < upper ? lower : upper;
+      // biome-ignore lint/complexity/useMathMinMax: as above (this keeps the npz's -0.0)
       const w = Math.fround(0 > m ? 0 : m);
       out[i * N_FFT_BINS + j] = Math.fround(w * enorm);
     }
