@@ -75,8 +75,6 @@ export interface BullmqQueueOptions {
   keepFinishedCount?: number;
   /** Progress writes to Redis per job at most this often, stage changes aside (default 250 ms). */
   progressIntervalMs?: number;
-  /** A waiter re-reads the job's state this often in case an event was missed (default 2000 ms). */
-  waitPollMs?: number;
   /** What to do when Redis may evict keys: refuse to start (default) or warn. */
   evictionPolicy?: 'refuse' | 'warn';
   onWarning?: (message: string) => void;
@@ -152,7 +150,10 @@ export class BullmqQueue implements JobQueue {
   readonly #attempts: number;
   readonly #client: Redis;
   readonly #queue: Queue;
-  readonly #connections: Redis[] = [];
+  /** Connections this queue opened besides its client; each leaves the set when it is closed. */
+  readonly #connections = new Set<Redis>();
+  /** Every pending wait()'s re-read of its job's stored state, run when the event stream reconnects. */
+  readonly #rechecks = new Set<() => void>();
   readonly #listeners = new Map<string, Set<Listener>>();
   readonly #workers = new Set<JobWorker>();
   #events: Promise<QueueEvents> | undefined;
@@ -240,17 +241,29 @@ export class BullmqQueue implements JobQueue {
     return true;
   }
 
+  async remove(id: string): Promise<boolean> {
+    const { job, state } = await this.#read(id);
+    const tomb = await this.#tombstone(id);
+    if (tomb) await this.#client.del(this.#cancelKey(id));
+    if (!job) return tomb !== undefined;
+    if (state !== 'completed' && state !== 'failed') return false;
+    // A worker's lock makes remove() throw: then it is not finished after all.
+    return job.remove().then(
+      () => true,
+      () => false,
+    );
+  }
+
   async wait(id: string, options: WaitOptions = {}): Promise<Transcript> {
     const { signal, onProgress } = options;
     if (signal?.aborted) throw abortError(signal, 'wait for the job');
     await this.#ensureEvents();
     return new Promise<Transcript>((resolve, reject) => {
       let done = false;
-      let poll: NodeJS.Timeout | undefined;
       const finish = (fn: () => void) => {
         if (done) return;
         done = true;
-        clearInterval(poll);
+        this.#rechecks.delete(settle);
         unlisten();
         signal?.removeEventListener('abort', onAbort);
         fn();
@@ -271,10 +284,10 @@ export class BullmqQueue implements JobQueue {
       });
       signal?.addEventListener('abort', onAbort, { once: true });
       // Listening first, then reading the state: a job that finished in between is not missed. The
-      // event stream can still drop an event (its reader starting at "now" just after a finish, a
-      // reconnect), so the state is also re-read now and then: a waiter never hangs on a lost event.
+      // stream reader resumes from its last id, so the only gap is a dropped connection: the state
+      // is re-read when it comes back (#ensureEvents), never on a timer.
+      this.#rechecks.add(settle);
       settle();
-      poll = setInterval(settle, this.#options.waitPollMs ?? 2000);
     });
   }
 
@@ -335,8 +348,8 @@ export class BullmqQueue implements JobQueue {
             await running;
           } finally {
             clearTimeout(timer);
-            await subscriber.quit().catch(() => subscriber.disconnect());
-            await connection.quit().catch(() => connection.disconnect());
+            await this.#release(subscriber);
+            await this.#release(connection);
             this.#workers.delete(handle);
           }
         })();
@@ -353,7 +366,7 @@ export class BullmqQueue implements JobQueue {
     await Promise.all([...this.#workers].map((w) => w.close()));
     if (this.#events) await (await this.#events).close();
     await this.#queue.close();
-    for (const c of this.#connections) await c.quit().catch(() => c.disconnect());
+    for (const c of [...this.#connections]) await this.#release(c);
     await this.#client.quit().catch(() => this.#client.disconnect());
   }
 
@@ -506,13 +519,30 @@ export class BullmqQueue implements JobQueue {
   #connection(): Redis {
     const c = new Redis(this.#options.redisUrl, { maxRetriesPerRequest: null });
     c.on('error', (err) => this.#warn(`redis: ${err.message}`));
-    this.#connections.push(c);
+    this.#connections.add(c);
     return c;
+  }
+
+  async #release(c: Redis): Promise<void> {
+    this.#connections.delete(c);
+    await c.quit().catch(() => c.disconnect());
+  }
+
+  /** Connections open besides the client: two per running worker and one for the event stream. */
+  get openConnections(): number {
+    return this.#connections.size;
   }
 
   #ensureEvents(): Promise<QueueEvents> {
     this.#events ??= (async () => {
-      const events = new QueueEvents(this.#options.name, { connection: this.#connection(), prefix: this.#prefix });
+      const connection = this.#connection();
+      const events = new QueueEvents(this.#options.name, { connection, prefix: this.#prefix });
+      // Back after a drop: events sent meanwhile may be lost, so every waiter re-reads its job once.
+      let connected = false;
+      connection.on('ready', () => {
+        if (connected) for (const recheck of [...this.#rechecks]) recheck();
+        connected = true;
+      });
       events.on('error', (err) => this.#warn(`events: ${err.message}`));
       events.on('progress', ({ jobId, data }) => {
         const progress = data as unknown as Progress;

@@ -36,7 +36,11 @@ export interface MemoryQueueOptions {
   /** Attempts per job, the first included (default 4); see retry.ts for which failures retry. */
   attempts?: number;
   backoff?: BackoffOptions;
-  /** Finished job records (with their transcripts) kept for status/result; the oldest go first. */
+  /**
+   * Finished job records (with their transcripts) kept for status/result; the oldest go first
+   * (default 1000: a 4-hour transcript with word timings is megabytes). Callers that have taken
+   * their result `remove` the job at once (the API does).
+   */
   maxFinishedJobs?: number;
 }
 
@@ -67,7 +71,8 @@ export class MemoryQueue implements JobQueue {
   readonly #maxFinished: number;
   readonly #jobs = new Map<string, JobRecord>();
   readonly #pending: string[] = [];
-  readonly #finishedOrder: string[] = [];
+  /** Finished ids, oldest first (a Set: insertion-ordered, O(1) removal). */
+  readonly #finishedOrder = new Set<string>();
   readonly #listeners = new Map<string, Set<(e: JobEvent) => void>>();
   readonly #consumers = new Set<Consumer>();
   #closed = false;
@@ -75,7 +80,7 @@ export class MemoryQueue implements JobQueue {
   constructor(options: MemoryQueueOptions = {}) {
     this.#attempts = Math.max(1, options.attempts ?? DEFAULT_ATTEMPTS);
     this.#backoff = options.backoff ?? {};
-    this.#maxFinished = Math.max(1, options.maxFinishedJobs ?? 10_000);
+    this.#maxFinished = Math.max(1, options.maxFinishedJobs ?? 1000);
   }
 
   async enqueue(raw: TranscriptionJobInput, options: EnqueueOptions = {}): Promise<JobStatus> {
@@ -83,8 +88,7 @@ export class MemoryQueue implements JobQueue {
     const input = validateJobInput(raw);
     const existing = this.#jobs.get(input.id);
     if (existing && options.retryFailed && (existing.state === 'failed' || existing.state === 'cancelled')) {
-      const at = this.#finishedOrder.indexOf(input.id);
-      if (at >= 0) this.#finishedOrder.splice(at, 1);
+      this.#finishedOrder.delete(input.id);
       existing.state = 'queued';
       existing.attempts = 0;
       existing.error = undefined;
@@ -119,6 +123,13 @@ export class MemoryQueue implements JobQueue {
     // whatever it returns afterwards is discarded.
     this.#finish(record, 'cancelled');
     controller?.abort('cancelled' satisfies CancelReason);
+    return true;
+  }
+
+  async remove(id: string): Promise<boolean> {
+    if (!this.#finishedOrder.has(id)) return false;
+    this.#finishedOrder.delete(id);
+    this.#jobs.delete(id);
     return true;
   }
 
@@ -309,8 +320,12 @@ export class MemoryQueue implements JobQueue {
     record.finishedAt = Date.now();
     record.controller = undefined;
     const id = record.input.id;
-    this.#finishedOrder.push(id);
-    while (this.#finishedOrder.length > this.#maxFinished) this.#jobs.delete(this.#finishedOrder.shift()!);
+    this.#finishedOrder.add(id);
+    for (const old of this.#finishedOrder) {
+      if (this.#finishedOrder.size <= this.#maxFinished) break;
+      this.#finishedOrder.delete(old);
+      this.#jobs.delete(old);
+    }
     if (state === 'completed') this.#emit({ type: 'completed', id });
     else if (state === 'cancelled') this.#emit({ type: 'cancelled', id });
     else this.#emit({ type: 'failed', id, error: record.error! });
