@@ -5,7 +5,7 @@
 import { execFile } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,7 +19,7 @@ import { SafeFetcher } from './source/index.ts';
 import { startOrigin, type TestOrigin } from './source/testing/origin.ts';
 import { makeTestPki, type TestPki } from './source/testing/tls.ts';
 
-const JFK = resolve(import.meta.dirname, '../../shared/fixtures/speech/jfk');
+const JFK = dirname(fixture('speech/jfk/jfk.wav'));
 const execFileP = promisify(execFile);
 
 let engine: Engine;
