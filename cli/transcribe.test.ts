@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebVTTParser } from 'webvtt-parser';
 import { resolveModel } from '../models/index.ts';
@@ -14,7 +14,7 @@ import { fixture } from '../test-support/fixtures.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BIN = join(ROOT, 'bin/transcribe.js');
-const JFK = resolve(ROOT, '../shared/fixtures/speech/jfk');
+const JFK = dirname(fixture('speech/jfk/jfk.wav'));
 
 interface Result {
   code: number;
@@ -50,6 +50,17 @@ afterAll(async () => {
 });
 
 describe('transcribe CLI', () => {
+  it("npx transcribe --help: usage on stdout and no npm warning about the project's own config", async () => {
+    const r = await new Promise<Result>((done) => {
+      execFile('npm', ['exec', '--offline', '--', 'transcribe', '--help'], { cwd: ROOT }, (err, stdout, stderr) => {
+        done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      });
+    });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^usage: transcribe <file-or-url>/);
+    expect(r.stderr).not.toMatch(/Unknown project config/);
+  });
+
   it('prints a WebVTT document a real parser accepts', async () => {
     const r = await transcribe([join(JFK, 'jfk.mp3'), '--model', 'synthetic-tiny', '--format', 'vtt']);
     expect(r.stderr).toBe(''); // no progress bar on a pipe
@@ -100,7 +111,7 @@ describe('transcribe CLI', () => {
   });
 
   it('--vad-model runs VAD inside whisper.cpp from its ggml weights; a missing file is MODEL_LOAD_FAILED', async () => {
-    const ggml = resolve(ROOT, '../shared/fixtures/vad/silero-v6.2.0-ggml.bin');
+    const ggml = fixture('vad/silero-v6.2.0-ggml.bin');
     const r = await transcribe([
       join(JFK, 'jfk.wav'),
       '--model',

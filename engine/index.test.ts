@@ -5,11 +5,12 @@
 import { execFile } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
-import { Readable } from 'node:stream';
+import { dirname, resolve } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveModel } from '../models/index.ts';
+import { codeOf } from '../test-support/errors.ts';
 import { fixture } from '../test-support/fixtures.ts';
 import { decodeToPcm } from './decode/index.ts';
 import { ffmpegChildren } from './decode/test-helpers.ts';
@@ -18,7 +19,7 @@ import { SafeFetcher } from './source/index.ts';
 import { startOrigin, type TestOrigin } from './source/testing/origin.ts';
 import { makeTestPki, type TestPki } from './source/testing/tls.ts';
 
-const JFK = resolve(import.meta.dirname, '../../shared/fixtures/speech/jfk');
+const JFK = dirname(fixture('speech/jfk/jfk.wav'));
 const execFileP = promisify(execFile);
 
 let engine: Engine;
@@ -106,6 +107,25 @@ describe('createEngine().transcribe', () => {
       await allowOnly.close();
     }
   });
+
+  it('closes the origin connection and a caller stream when it fails before decoding starts', async () => {
+    const held = new Promise<void>((resolveHeld, rejectHeld) => {
+      origin.routes.set('/held.wav', (_req, res) => {
+        // Headers and a few bytes, then nothing: only the client can end this response.
+        res.writeHead(200, { 'content-type': 'audio/wav' });
+        res.write(Buffer.alloc(64));
+        res.on('close', () => (res.writableEnded ? rejectHeld(new Error('the origin ended it')) : resolveHeld()));
+      });
+    });
+    expect(await codeOf(engine.transcribe(`${origin.base}/held.wav`, { threads: 0 }))).toBe('INVALID_OPTIONS');
+    // Without the fix the body stays open, this never settles and the test times out.
+    await held;
+
+    const stream = new PassThrough();
+    stream.write(Buffer.alloc(64));
+    expect(await codeOf(engine.transcribe({ stream }, { threads: 0 }))).toBe('INVALID_OPTIONS');
+    expect(stream.destroyed).toBe(true);
+  }, 20_000);
 
   it('stops fetch, ffmpeg and inference on abort, with ABORTED and no ffmpeg left', async () => {
     const ac = new AbortController();

@@ -6,6 +6,7 @@
  */
 import { abortError, EngineError } from '../engine/errors.ts';
 import type { Progress, Transcript } from '../engine/types.ts';
+import { QueueError } from './errors.ts';
 import { validateJobInput } from './job-input.ts';
 import {
   type BackoffOptions,
@@ -35,7 +36,11 @@ export interface MemoryQueueOptions {
   /** Attempts per job, the first included (default 4); see retry.ts for which failures retry. */
   attempts?: number;
   backoff?: BackoffOptions;
-  /** Finished job records (with their transcripts) kept for status/result; the oldest go first. */
+  /**
+   * Finished job records (with their transcripts) kept for status/result; the oldest go first
+   * (default 1000: a 4-hour transcript with word timings is megabytes). Callers that have taken
+   * their result `remove` the job at once (the API does).
+   */
   maxFinishedJobs?: number;
 }
 
@@ -66,7 +71,8 @@ export class MemoryQueue implements JobQueue {
   readonly #maxFinished: number;
   readonly #jobs = new Map<string, JobRecord>();
   readonly #pending: string[] = [];
-  readonly #finishedOrder: string[] = [];
+  /** Finished ids, oldest first (a Set: insertion-ordered, O(1) removal). */
+  readonly #finishedOrder = new Set<string>();
   readonly #listeners = new Map<string, Set<(e: JobEvent) => void>>();
   readonly #consumers = new Set<Consumer>();
   #closed = false;
@@ -74,16 +80,15 @@ export class MemoryQueue implements JobQueue {
   constructor(options: MemoryQueueOptions = {}) {
     this.#attempts = Math.max(1, options.attempts ?? DEFAULT_ATTEMPTS);
     this.#backoff = options.backoff ?? {};
-    this.#maxFinished = Math.max(1, options.maxFinishedJobs ?? 10_000);
+    this.#maxFinished = Math.max(1, options.maxFinishedJobs ?? 1000);
   }
 
   async enqueue(raw: TranscriptionJobInput, options: EnqueueOptions = {}): Promise<JobStatus> {
-    if (this.#closed) throw new EngineError('QUEUE_MISCONFIGURED', 'The queue is closed.');
+    if (this.#closed) throw new QueueError('QUEUE_CLOSED', 'The queue is closed.');
     const input = validateJobInput(raw);
     const existing = this.#jobs.get(input.id);
     if (existing && options.retryFailed && (existing.state === 'failed' || existing.state === 'cancelled')) {
-      const at = this.#finishedOrder.indexOf(input.id);
-      if (at >= 0) this.#finishedOrder.splice(at, 1);
+      this.#finishedOrder.delete(input.id);
       existing.state = 'queued';
       existing.attempts = 0;
       existing.error = undefined;
@@ -121,11 +126,18 @@ export class MemoryQueue implements JobQueue {
     return true;
   }
 
+  async remove(id: string): Promise<boolean> {
+    if (!this.#finishedOrder.has(id)) return false;
+    this.#finishedOrder.delete(id);
+    this.#jobs.delete(id);
+    return true;
+  }
+
   async wait(id: string, options: WaitOptions = {}): Promise<Transcript> {
     const { signal, onProgress } = options;
     if (signal?.aborted) throw abortError(signal, 'wait for the job');
     const record = this.#jobs.get(id);
-    if (!record) throw new EngineError('JOB_NOT_FOUND', `No job ${id}.`);
+    if (!record) throw new QueueError('JOB_NOT_FOUND', `No job ${id}.`);
     const settled = this.#settled(record);
     if (settled) return settled();
     return new Promise<Transcript>((resolve, reject) => {
@@ -169,7 +181,7 @@ export class MemoryQueue implements JobQueue {
   }
 
   async work(processor: JobProcessor, options: WorkOptions = {}): Promise<JobWorker> {
-    if (this.#closed) throw new EngineError('QUEUE_MISCONFIGURED', 'The queue is closed.');
+    if (this.#closed) throw new QueueError('QUEUE_CLOSED', 'The queue is closed.');
     const consumer: Consumer = {
       processor,
       concurrency: Math.max(1, Math.floor(options.concurrency ?? 1)),
@@ -308,8 +320,12 @@ export class MemoryQueue implements JobQueue {
     record.finishedAt = Date.now();
     record.controller = undefined;
     const id = record.input.id;
-    this.#finishedOrder.push(id);
-    while (this.#finishedOrder.length > this.#maxFinished) this.#jobs.delete(this.#finishedOrder.shift()!);
+    this.#finishedOrder.add(id);
+    for (const old of this.#finishedOrder) {
+      if (this.#finishedOrder.size <= this.#maxFinished) break;
+      this.#finishedOrder.delete(old);
+      this.#jobs.delete(old);
+    }
     if (state === 'completed') this.#emit({ type: 'completed', id });
     else if (state === 'cancelled') this.#emit({ type: 'cancelled', id });
     else this.#emit({ type: 'failed', id, error: record.error! });

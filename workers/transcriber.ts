@@ -43,7 +43,10 @@ export function createQueueTranscriber(queue: JobQueue, options: QueueTranscribe
       if (request.language !== undefined) jobOptions.language = request.language;
       if (options.model !== undefined) jobOptions.model = options.model;
       // A request is its own job: two identical requests are two jobs, as two calls to the engine would be.
-      return runJob(queue, { id: `api-${randomUUID()}`, source: request.sourceUrl, options: jobOptions }, { signal });
+      const id = `api-${randomUUID()}`;
+      // Nobody else knows the id: once the caller has the outcome, the stored job is only memory held.
+      const forget = () => queue.remove(id).catch(() => false);
+      return runJob(queue, { id, source: request.sourceUrl, options: jobOptions }, { signal }).finally(forget);
     },
     async close() {
       if (options.ownsQueue !== false) await queue.close();

@@ -5,10 +5,9 @@
 
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_DATABASE_URL as PG_URL } from '../../test-support/services.ts';
 import { pgClient, pgliteClient } from './drivers.ts';
 import { MIGRATIONS, migrate, type SqlClient, SqlStorage } from './sql.ts';
-
-const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 interface Backend {
   name: string;

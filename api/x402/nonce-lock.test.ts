@@ -3,9 +3,9 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
+import { TEST_REDIS_URL as REDIS_URL } from '../../test-support/services.ts';
 import { MemoryNonceLock, type NonceLock, RedisNonceLock } from './nonce-lock.ts';
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
 const prefix = `test-nonce-${randomBytes(6).toString('hex')}:`;
 

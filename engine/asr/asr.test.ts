@@ -317,6 +317,23 @@ describe('WhisperModel failures', () => {
     },
     SLOW,
   );
+
+  it(
+    'load() takes a signal: an abort while the file loads rejects ABORTED, and the next load works',
+    async () => {
+      const ac = new AbortController();
+      const loading = WhisperModel.load(modelPath, { useGpu: false }, { signal: ac.signal });
+      ac.abort(new Error('job cancelled'));
+      expect(await codeOf(loading)).toBe('ABORTED');
+      const fired = new AbortController();
+      fired.abort();
+      expect(await codeOf(WhisperModel.load(modelPath, {}, { signal: fired.signal }))).toBe('ABORTED');
+      const m = await WhisperModel.load(modelPath, { useGpu: false }, { signal: new AbortController().signal });
+      expect(m.info.type).toBe('tiny');
+      await m.close();
+    },
+    SLOW,
+  );
 });
 
 describe('detectSpeechWhisperVad', () => {

@@ -14,7 +14,14 @@ import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { abortError, EngineError, type EngineErrorCode } from '../errors.ts';
+import {
+  abortError,
+  asEngineError,
+  EngineError,
+  type EngineErrorCode,
+  throwIfAborted,
+  untilAborted,
+} from '../errors.ts';
 import type { AsrOptions, RunOptions, Segment } from '../types.ts';
 import { Slots } from './slots.ts';
 import { buildSegment, csToSeconds, type NativeSegment, type NativeTokens, tokenBytes } from './words.ts';
@@ -47,6 +54,13 @@ export interface LoadOptions {
   batchSize?: number | 'auto';
   /** Threads for the batched graph (CPU backend). Default: min(4, cores). */
   batchThreads?: number;
+  /**
+   * How a batched step attends (README, "Batched decoding"): 'per-call' (each window against its own
+   * caches, bit-identical to decoding alone), 'slotted' (every window's caches in one tensor with a
+   * slot dimension, one flash-attention op per layer, a graph whose shape holds from step to step;
+   * needs flashAttn), or 'auto' (default: slotted on a GPU with flash attention, per-call otherwise).
+   */
+  batchAttention?: 'auto' | 'per-call' | 'slotted';
 }
 
 /** Counters of the batched decoder since the model was loaded. */
@@ -60,6 +74,8 @@ export interface BatchStats {
   /** The most decoder calls one graph served. */
   maxInStep: number;
   computeMs: number;
+  /** Decoder calls served by slotted attention. */
+  slotted: number;
 }
 
 export interface ModelInfo {
@@ -129,7 +145,7 @@ export interface WhisperVadOptions {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The native module's shape (engine/asr/native/src/addon.cpp).
+// The native module's shape (engine/asr/native/src/: addon.cpp registers it).
 
 interface NativeHandle<T> {
   promise: Promise<T>;
@@ -160,9 +176,14 @@ interface NativeModel {
   batchStats(): BatchStats | undefined;
 }
 
+interface NativeVadModel {
+  detect(pcm: Float32Array, opts: object): NativeHandle<Float32Array>;
+  free(): NativeHandle<void>;
+}
+
 interface NativeAddon {
   load(path: string, opts: object): NativeHandle<NativeModel>;
-  vadDetect(pcm: Float32Array, modelPath: string, opts: object): NativeHandle<Float32Array>;
+  vadLoad(path: string, opts: { threads: number }): NativeHandle<NativeVadModel>;
   setLogging(enabled: boolean): void;
   languages(): string[];
   version: string;
@@ -353,43 +374,42 @@ function transcribeParams(opts: Record<string, unknown>): { params: NativeParams
 // ---------------------------------------------------------------------------------------------
 // Running a native job under an AbortSignal.
 
+/** The codes the addon rejects with (native/src: Fail(...), CodedError(...)). */
 const NATIVE_CODES = new Set<EngineErrorCode>([
   'ABORTED',
   'ASR_FAILED',
   'MODEL_LOAD_FAILED',
+  'MODEL_CLOSED',
   'VAD_FAILED',
   'INVALID_OPTIONS',
+  'INTERNAL_ERROR',
 ]);
 
-function toEngineError(err: unknown, fallback: EngineErrorCode, signal?: AbortSignal): EngineError {
+/** An error without one of those codes (a TypeError from argument checks) is our bug: INTERNAL_ERROR. */
+function toEngineError(err: unknown, signal?: AbortSignal): EngineError {
   if (err instanceof EngineError) return err;
   const code = (err as { code?: unknown } | null)?.code;
   if (code === 'ABORTED') return abortError(signal, 'transcription');
   if (typeof code === 'string' && NATIVE_CODES.has(code as EngineErrorCode)) {
     return new EngineError(code as EngineErrorCode, (err as Error).message, { cause: err });
   }
-  const message = err instanceof Error ? err.message : String(err);
-  return new EngineError(fallback, message, { cause: err });
+  return asEngineError(err);
 }
 
-async function runNative<T>(
-  start: () => NativeHandle<T>,
-  signal: AbortSignal | undefined,
-  fallback: EngineErrorCode,
-): Promise<T> {
+async function runNative<T>(start: () => NativeHandle<T>, signal: AbortSignal | undefined): Promise<T> {
   if (signal?.aborted) throw abortError(signal, 'transcription');
   let handle: NativeHandle<T>;
   try {
     handle = start();
   } catch (err) {
-    throw toEngineError(err, fallback, signal);
+    throw toEngineError(err, signal);
   }
   const onAbort = () => handle.abort();
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
     return await handle.promise;
   } catch (err) {
-    throw toEngineError(err, fallback, signal);
+    throw toEngineError(err, signal);
   } finally {
     signal?.removeEventListener('abort', onAbort);
   }
@@ -425,10 +445,16 @@ export class WhisperModel {
     this.#slots = i.batchSize > 1 ? new Slots(i.batchSize) : undefined;
   }
 
-  /** Loads a ggml model file once (off the JS thread); many jobs may then run on it at once. */
-  static async load(path: string, opts: LoadOptions = {}): Promise<WhisperModel> {
+  /**
+   * Loads a ggml model file once (off the JS thread); many jobs may then run on it at once. An abort
+   * rejects at once; whisper.cpp cannot stop mid-read, so the native load finishes on its own
+   * thread and frees what it loaded.
+   */
+  static async load(path: string, opts: LoadOptions = {}, run: RunOptions = {}): Promise<WhisperModel> {
     if (typeof path !== 'string' || path === '') throw invalid('The model path must be a non-empty string.');
     const o = checkObject('load options', opts);
+    const signal = checkSignal(checkObject('run options', run).signal);
+    throwIfAborted(signal, 'model load');
     const useGpu = checkBool('useGpu', o.useGpu) ?? true;
     const gpuDevice = checkInt('gpuDevice', o.gpuDevice, 0, 64) ?? 0;
     const verbose = checkBool('verbose', o.verbose);
@@ -440,6 +466,13 @@ export class WhisperModel {
     const batchSize = o.batchSize === 'auto' ? 0 : (checkInt('batchSize', o.batchSize, 1, MAX_BATCH) ?? 1);
     const batchThreads = checkInt('batchThreads', o.batchThreads, 1, MAX_THREADS) ?? defaultThreads();
     const flashAttn = checkBool('flashAttn', o.flashAttn) ?? dtw === false;
+    const batchAttention = o.batchAttention ?? 'auto';
+    if (batchAttention !== 'auto' && batchAttention !== 'per-call' && batchAttention !== 'slotted') {
+      throw invalid("batchAttention must be 'auto', 'per-call' or 'slotted'.");
+    }
+    if (batchAttention === 'slotted' && !flashAttn) {
+      throw invalid("batchAttention 'slotted' needs flashAttn (its caches use flash attention's layout).");
+    }
     if (flashAttn && dtw !== false) {
       throw invalid('flashAttn and dtw cannot be combined (whisper.cpp disables DTW under flash attention).');
     }
@@ -455,7 +488,7 @@ export class WhisperModel {
         details: { path },
       });
     }
-    const nativeModel = await runNative(
+    const loading = runNative(
       () =>
         lib.load(path, {
           useGpu,
@@ -464,12 +497,21 @@ export class WhisperModel {
           dtw: dtw === false ? '' : dtw,
           batchSize,
           batchThreads,
+          batchAttention,
           cpuBatchDefault: CPU_BATCH_DEFAULT,
         }),
-      undefined,
-      'MODEL_LOAD_FAILED',
+      signal,
     );
-    return new WhisperModel(nativeModel);
+    try {
+      return new WhisperModel(await untilAborted(loading, signal, 'model load'));
+    } catch (err) {
+      // Aborted just as the load succeeded: nobody will hold that model, free it now rather than at GC.
+      loading.then(
+        (m) => m.free().promise.catch(() => {}),
+        () => {},
+      );
+      throw err;
+    }
   }
 
   /** Transcribes 16 kHz mono samples. Times are seconds from the start of `pcm` plus `run.offset`. */
@@ -499,7 +541,7 @@ export class WhisperModel {
     const result = await this.#track(async () => {
       const release = await this.#slots?.acquire(signal);
       try {
-        return await runNative(() => this.#native.transcribe(samples, params, progress), signal, 'ASR_FAILED');
+        return await runNative(() => this.#native.transcribe(samples, params, progress), signal);
       } finally {
         release?.();
       }
@@ -526,7 +568,7 @@ export class WhisperModel {
     const o = checkObject('options', opts);
     const threads = checkInt('threads', o.threads, 1, MAX_THREADS) ?? defaultThreads();
     const signal = checkSignal(checkObject('run options', run).signal);
-    return this.#track(() => runNative(() => this.#native.detectLanguage(samples, threads), signal, 'ASR_FAILED'));
+    return this.#track(() => runNative(() => this.#native.detectLanguage(samples, threads), signal));
   }
 
   /** The batched decoder's counters; undefined when the model is not batched or is closed. */
@@ -538,7 +580,7 @@ export class WhisperModel {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       await Promise.allSettled([...this.#inflight]);
-      await runNative(() => this.#native.free(), undefined, 'ASR_FAILED');
+      await runNative(() => this.#native.free(), undefined);
     })();
     return this.#closing;
   }
@@ -573,11 +615,88 @@ function rawTokens(seg: NativeSegment, t: NativeTokens, offset: number): RawToke
   return out;
 }
 
+function vadParams(opts: WhisperVadOptions) {
+  const o = checkObject('VAD options', opts);
+  return {
+    threshold: checkNum('threshold', o.threshold, 0, 1),
+    minSpeechMs: checkInt('minSpeechMs', o.minSpeechMs, 0, 600_000),
+    minSilenceMs: checkInt('minSilenceMs', o.minSilenceMs, 0, 600_000),
+    speechPadMs: checkInt('speechPadMs', o.speechPadMs, 0, 60_000),
+  };
+}
+
 /**
- * whisper.cpp's built-in Silero VAD over 16 kHz mono samples, with the ggml weights at
- * `vadModelPath` (e.g. ../shared/fixtures/vad/silero-v6.2.0-ggml.bin). Spans in seconds.
- * An abort stops it between 32 ms chunks. The VAD file is whisper.cpp's to validate (it is
- * configuration, not user input).
+ * whisper.cpp's built-in Silero VAD with its ggml weights loaded once (whisper.cpp's own
+ * whisper_full reloads them for every call). Detections on one model take turns: the context
+ * carries the LSTM state of the detection running on it. The VAD file is whisper.cpp's to
+ * validate (it is configuration, not user input).
+ */
+export class WhisperVadModel {
+  readonly #native: NativeVadModel;
+  readonly #inflight = new Set<Promise<unknown>>();
+  #closing: Promise<void> | undefined;
+
+  private constructor(nativeModel: NativeVadModel) {
+    this.#native = nativeModel;
+  }
+
+  static async load(
+    vadModelPath: string,
+    opts: { threads?: number } = {},
+    run: RunOptions = {},
+  ): Promise<WhisperVadModel> {
+    if (typeof vadModelPath !== 'string' || vadModelPath === '') throw invalid('vadModelPath must be a path.');
+    const threads = checkInt('threads', checkObject('VAD load options', opts).threads, 1, MAX_THREADS) ?? 1;
+    const signal = checkSignal(checkObject('run options', run).signal);
+    if (!existsSync(vadModelPath)) {
+      throw new EngineError('MODEL_LOAD_FAILED', `The VAD model file ${vadModelPath} does not exist.`, {
+        details: { path: vadModelPath },
+      });
+    }
+    const lib = addon();
+    const nativeModel = await runNative(() => lib.vadLoad(vadModelPath, { threads }), signal);
+    return new WhisperVadModel(nativeModel);
+  }
+
+  /** Speech spans in seconds from the start of `pcm`. An abort stops it between 32 ms chunks. */
+  async detect(
+    pcm: Float32Array,
+    opts: WhisperVadOptions = {},
+    run: RunOptions = {},
+  ): Promise<Array<{ start: number; end: number }>> {
+    const samples = checkPcm(pcm);
+    const params = vadParams(opts);
+    const signal = checkSignal(checkObject('run options', run).signal);
+    if (this.#closing) throw new EngineError('MODEL_CLOSED', 'The VAD model has been closed.');
+    const p = runNative(() => this.#native.detect(samples, params), signal);
+    this.#inflight.add(p);
+    let flat: Float32Array;
+    try {
+      flat = await p;
+    } finally {
+      this.#inflight.delete(p);
+    }
+    const spans: Array<{ start: number; end: number }> = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      spans.push({ start: csToSeconds(flat[i]!, 0), end: csToSeconds(flat[i + 1]!, 0) });
+    }
+    return spans;
+  }
+
+  /** Waits for running detections, then frees the weights. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      await Promise.allSettled([...this.#inflight]);
+      await runNative(() => this.#native.free(), undefined);
+    })();
+    return this.#closing;
+  }
+}
+
+/**
+ * whisper.cpp's built-in Silero VAD over 16 kHz mono samples in one call, with the ggml weights at
+ * `vadModelPath` (e.g. ../shared/fixtures/vad/silero-v6.2.0-ggml.bin), loaded for this call and
+ * freed after. Spans in seconds.
  */
 export async function detectSpeechWhisperVad(
   pcm: Float32Array,
@@ -585,27 +704,12 @@ export async function detectSpeechWhisperVad(
   opts: WhisperVadOptions = {},
   run: RunOptions = {},
 ): Promise<Array<{ start: number; end: number }>> {
-  const samples = checkPcm(pcm);
-  if (typeof vadModelPath !== 'string' || vadModelPath === '') throw invalid('vadModelPath must be a path.');
-  const o = checkObject('VAD options', opts);
-  const params = {
-    threshold: checkNum('threshold', o.threshold, 0, 1),
-    minSpeechMs: checkInt('minSpeechMs', o.minSpeechMs, 0, 600_000),
-    minSilenceMs: checkInt('minSilenceMs', o.minSilenceMs, 0, 600_000),
-    speechPadMs: checkInt('speechPadMs', o.speechPadMs, 0, 60_000),
-    threads: checkInt('threads', o.threads, 1, MAX_THREADS) ?? 1,
-  };
-  const signal = checkSignal(checkObject('run options', run).signal);
-  if (!existsSync(vadModelPath)) {
-    throw new EngineError('MODEL_LOAD_FAILED', `The VAD model file ${vadModelPath} does not exist.`, {
-      details: { path: vadModelPath },
-    });
+  checkPcm(pcm);
+  vadParams(opts);
+  const vad = await WhisperVadModel.load(vadModelPath, { threads: opts.threads }, run);
+  try {
+    return await vad.detect(pcm, opts, run);
+  } finally {
+    await vad.close();
   }
-  const lib = addon();
-  const flat = await runNative(() => lib.vadDetect(samples, vadModelPath, params), signal, 'VAD_FAILED');
-  const spans: Array<{ start: number; end: number }> = [];
-  for (let i = 0; i + 1 < flat.length; i += 2) {
-    spans.push({ start: csToSeconds(flat[i]!, 0), end: csToSeconds(flat[i + 1]!, 0) });
-  }
-  return spans;
 }

@@ -12,6 +12,7 @@
 #include <whisper.h>
 
 #include <cstdint>
+#include <string>
 
 struct whisper_batcher;
 
@@ -19,6 +20,15 @@ struct whisper_batcher_params {
   int n_threads = 4;          // threads for the batched graph (CPU backend)
   int max_sequences = 8;      // whisper_full calls whose steps share one graph, at most
   int gather_wait_us = 10000;  // how long a step waits for an attached call that is between steps
+  // How the calls of a step attend:
+  //  "per-call": each call against its own state's caches, with whisper.cpp's own ops: logits are
+  //              bit-identical to decoding alone (on the CPU backend).
+  //  "slotted":  every call's caches mirrored in one tensor with a slot dimension; one flash-attention
+  //              op per layer serves all calls, and the graph keeps its shape from step to step, so
+  //              CUDA graphs can replay. Needs the model loaded with flash attention; calls with more
+  //              than one decoder (beam search, best-of) still attend per call.
+  //  "auto":     slotted on a GPU with flash attention, per-call otherwise.
+  std::string attention = "auto";
 };
 
 struct whisper_batcher_stats {
@@ -27,6 +37,7 @@ struct whisper_batcher_stats {
   uint64_t tokens = 0;         // tokens those calls carried
   uint64_t max_in_step = 0;    // the most calls one graph served
   uint64_t compute_us = 0;     // time spent building and computing the graphs
+  uint64_t slotted = 0;        // calls served by slotted attention (the rest attended per call)
 };
 
 // nullptr when the backends or the graph scheduler cannot be created.
