@@ -187,7 +187,8 @@ describe('slotted attention (the GPU path, run here on the CPU backend)', () => 
         expect({ window: w.name, ids: ids(results[i]!) }).toEqual({ window: w.name, ids: ids(ref[i]!) });
         // Probabilities may differ by rounding (a padded attention length); they do not here, but
         // the claim is tokens.
-        results[i]!.tokens!.flat().forEach((t, j) => expect(t.p).toBeCloseTo(ref[i]!.tokens!.flat()[j]!.p, 4));
+        const refTokens = ref[i]!.tokens!.flat();
+        for (const [j, t] of results[i]!.tokens!.flat().entries()) expect(t.p).toBeCloseTo(refTokens[j]!.p, 4);
       });
       const stats = model.batchStats()!;
       expect(stats.slotted).toBe(stats.sequences);

@@ -7,7 +7,12 @@ describe('Slots', () => {
     const order: string[] = [];
     const r1 = await slots.acquire();
     const r2 = await slots.acquire();
-    const waiting = ['a', 'b', 'c'].map((name) => slots.acquire().then((release) => (order.push(name), release)));
+    const waiting = ['a', 'b', 'c'].map((name) =>
+      slots.acquire().then((release) => {
+        order.push(name);
+        return release;
+      }),
+    );
     expect(slots.busy).toBe(2);
     expect(slots.waiting).toBe(3);
     r1();
