@@ -61,6 +61,26 @@ describe('transcribe CLI', () => {
     expect(r.stderr).not.toMatch(/Unknown project config/);
   });
 
+  it('--batch-size 8 gives the same JSON as --batch-size 1 on two minutes of speech', async () => {
+    // Twenty LJSpeech clips back to back: VAD cuts them into windows, which the batched model decodes
+    // in one batch and the unbatched one window by window.
+    const clips = Array.from({ length: 20 }, (_, i) =>
+      fixture(`speech/ljspeech/LJ001-${String(i + 1).padStart(4, '0')}.wav`),
+    );
+    const wav = join(dir, 'lj-120s.wav');
+    const filter = `${clips.map((_, i) => `[${i}:a]`).join('')}concat=n=${clips.length}:v=0:a=1[a]`;
+    await ffmpeg([...clips.flatMap((c) => ['-i', c]), '-filter_complex', filter, '-map', '[a]', '-t', '120', wav]);
+    const args = [wav, '--model', 'synthetic-tiny', '--format', 'json', '--language', 'en', '--threads', '1'];
+    const batched = await transcribe([...args, '--batch-size', '8'], 600_000);
+    expect(batched.code, batched.stderr).toBe(0);
+    const alone = await transcribe([...args, '--batch-size', '1'], 600_000);
+    expect(alone.code, alone.stderr).toBe(0);
+    const json = JSON.parse(batched.stdout) as { duration: number; segments: Array<{ words?: unknown[] }> };
+    expect(json.duration).toBeGreaterThan(100);
+    expect(json.segments.length).toBeGreaterThan(5);
+    expect(batched.stdout).toBe(alone.stdout);
+  }, 1_200_000);
+
   it('prints a WebVTT document a real parser accepts', async () => {
     const r = await transcribe([join(JFK, 'jfk.mp3'), '--model', 'synthetic-tiny', '--format', 'vtt']);
     expect(r.stderr).toBe(''); // no progress bar on a pipe

@@ -38,7 +38,10 @@ export interface LoadOptions {
    */
   flashAttn?: boolean;
   /**
-   * DTW word timing: 'auto' (default) picks whisper.cpp's alignment-head preset from the model's
+   * DTW word timing. On a GPU the default is false: words take whisper's token timestamps and flash
+   * attention stays on (whisper.cpp cannot combine the two, and the model must not lose flash
+   * attention because nobody asked for DTW). On the CPU the default is 'auto'.
+   * 'auto' picks whisper.cpp's alignment-head preset from the model's
    * shape; a preset name as whisper-cli's --dtw takes it ('tiny', 'base.en', 'large.v3', ...);
    * false uses whisper's token timestamps only.
    */
@@ -186,6 +189,7 @@ interface NativeAddon {
   vadLoad(path: string, opts: { threads: number }): NativeHandle<NativeVadModel>;
   setLogging(enabled: boolean): void;
   languages(): string[];
+  gpuDevices(): number;
   version: string;
   systemInfo: string;
 }
@@ -458,7 +462,8 @@ export class WhisperModel {
     const useGpu = checkBool('useGpu', o.useGpu) ?? true;
     const gpuDevice = checkInt('gpuDevice', o.gpuDevice, 0, 64) ?? 0;
     const verbose = checkBool('verbose', o.verbose);
-    const dtw = o.dtw ?? 'auto';
+    const onGpu = useGpu && addon().gpuDevices() > gpuDevice;
+    const dtw = o.dtw ?? (onGpu ? false : 'auto');
     if (dtw !== false && dtw !== 'auto' && !(typeof dtw === 'string' && DTW_PRESETS.has(dtw))) {
       throw invalid(`dtw must be 'auto', false or one of ${[...DTW_PRESETS].join(', ')}.`);
     }

@@ -18,6 +18,7 @@
 // module's entry point.
 
 #include <napi.h>
+#include <ggml-backend.h>
 #include <whisper.h>
 
 #include "log.h"
@@ -40,6 +41,16 @@ Napi::Value Languages(const Napi::CallbackInfo& info) {
   return a;
 }
 
+// How many GPU devices ggml sees (0 in a CPU build): lets load() pick GPU defaults before loading.
+Napi::Value GpuDevices(const Napi::CallbackInfo& info) {
+  int n = 0;
+  for (size_t i = 0; i < ggml_backend_dev_count(); ++i) {
+    const auto type = ggml_backend_dev_type(ggml_backend_dev_get(i));
+    if (type == GGML_BACKEND_DEVICE_TYPE_GPU || type == GGML_BACKEND_DEVICE_TYPE_IGPU) ++n;
+  }
+  return Napi::Number::New(info.Env(), n);
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   InstallLogCallback();
 
@@ -52,6 +63,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("vadLoad", Napi::Function::New(env, VadLoad, "vadLoad"));
   exports.Set("setLogging", Napi::Function::New(env, SetLogging, "setLogging"));
   exports.Set("languages", Napi::Function::New(env, Languages, "languages"));
+  exports.Set("gpuDevices", Napi::Function::New(env, GpuDevices, "gpuDevices"));
   exports.Set("version", Napi::String::New(env, whisper_version()));
   exports.Set("systemInfo", Napi::String::New(env, whisper_print_system_info()));
   exports.Set("sampleRate", Napi::Number::New(env, WHISPER_SAMPLE_RATE));
