@@ -172,66 +172,50 @@ describe('batched decoding: each window decodes exactly as it does alone', () =>
  * computes. So these references decode with one thread, and the batcher uses one thread too.
  */
 describe('slotted attention (the GPU path, run here on the CPU backend)', () => {
-  it('every window decodes the tokens it decodes alone, all steps slotted', async () => {
+  /** Each window alone on a flash-attention model, then all at once on a slotted batch of `batchSize`. */
+  async function aloneThenSlotted(windows: Window[], batchSize: number) {
     const fa = await WhisperModel.load(modelPath, { useGpu: false, dtw: false, flashAttn: true });
     const model = await WhisperModel.load(modelPath, {
       useGpu: false,
       dtw: false,
       flashAttn: true,
-      batchSize: 7,
+      batchSize,
       batchThreads: 1,
       batchAttention: 'slotted',
     });
     try {
-      // Greedy windows only: a beam search attends per call (covered below).
-      const subset = all.filter((w) => w.opts.beamSize === undefined && w.name !== SEEKING).slice(0, 10);
+      const opts = (w: Window) => ({ ...w.opts, wordTimestamps: false, threads: 1 });
       const ref: AsrResult[] = [];
-      for (const w of subset) ref.push(await fa.transcribe(w.pcm, { ...w.opts, wordTimestamps: false, threads: 1 }));
-      const results = await Promise.all(
-        subset.map((w) => model.transcribe(w.pcm, { ...w.opts, wordTimestamps: false, threads: 1 })),
-      );
-      subset.forEach((w, i) => {
-        const ids = (r: AsrResult) => r.tokens!.flat().map((t) => t.id);
-        expect({ window: w.name, ids: ids(results[i]!) }).toEqual({ window: w.name, ids: ids(ref[i]!) });
-        // Probabilities may differ by rounding (a padded attention length); they do not here, but
-        // the claim is tokens.
-        const refTokens = ref[i]!.tokens!.flat();
-        for (const [j, t] of results[i]!.tokens!.flat().entries()) expect(t.p).toBeCloseTo(refTokens[j]!.p, 4);
-      });
-      const stats = model.batchStats()!;
-      expect(stats.slotted).toBe(stats.sequences);
-      expect(stats.maxInStep).toBeGreaterThan(1);
+      for (const w of windows) ref.push(await fa.transcribe(w.pcm, opts(w)));
+      const results = await Promise.all(windows.map((w) => model.transcribe(w.pcm, opts(w))));
+      return { ref, results, stats: model.batchStats()! };
     } finally {
       await Promise.all([fa.close(), model.close()]);
     }
+  }
+  const ids = (r: AsrResult) => r.tokens!.flat().map((t) => t.id);
+
+  it('every window decodes the tokens it decodes alone, all steps slotted', async () => {
+    // Greedy windows only: a beam search attends per call (covered below).
+    const subset = all.filter((w) => w.opts.beamSize === undefined && w.name !== SEEKING).slice(0, 10);
+    const { ref, results, stats } = await aloneThenSlotted(subset, 7);
+    subset.forEach((w, i) => {
+      expect({ window: w.name, ids: ids(results[i]!) }).toEqual({ window: w.name, ids: ids(ref[i]!) });
+      // Probabilities may differ by rounding (a padded attention length); they do not here, but
+      // the claim is tokens.
+      const refTokens = ref[i]!.tokens!.flat();
+      for (const [j, t] of results[i]!.tokens!.flat().entries()) expect(t.p).toBeCloseTo(refTokens[j]!.p, 4);
+    });
+    expect(stats.slotted).toBe(stats.sequences);
+    expect(stats.maxInStep).toBeGreaterThan(1);
   }, 600_000);
 
   it('a beam search in a slotted batch attends per call, beside slotted windows', async () => {
-    const fa = await WhisperModel.load(modelPath, { useGpu: false, dtw: false, flashAttn: true });
-    const model = await WhisperModel.load(modelPath, {
-      useGpu: false,
-      dtw: false,
-      flashAttn: true,
-      batchSize: 3,
-      batchThreads: 1,
-      batchAttention: 'slotted',
-    });
-    try {
-      const subset = [all.find((w) => w.opts.beamSize !== undefined)!, all[1]!, all[2]!];
-      const ref: AsrResult[] = [];
-      for (const w of subset) ref.push(await fa.transcribe(w.pcm, { ...w.opts, wordTimestamps: false, threads: 1 }));
-      const results = await Promise.all(
-        subset.map((w) => model.transcribe(w.pcm, { ...w.opts, wordTimestamps: false, threads: 1 })),
-      );
-      expect(results.map((r) => r.tokens!.flat().map((t) => t.id))).toEqual(
-        ref.map((r) => r.tokens!.flat().map((t) => t.id)),
-      );
-      const stats = model.batchStats()!;
-      expect(stats.slotted).toBeGreaterThan(0);
-      expect(stats.slotted).toBeLessThan(stats.sequences);
-    } finally {
-      await Promise.all([fa.close(), model.close()]);
-    }
+    const subset = [all.find((w) => w.opts.beamSize !== undefined)!, all[1]!, all[2]!];
+    const { ref, results, stats } = await aloneThenSlotted(subset, 3);
+    expect(results.map(ids)).toEqual(ref.map(ids));
+    expect(stats.slotted).toBeGreaterThan(0);
+    expect(stats.slotted).toBeLessThan(stats.sequences);
   }, 600_000);
 
   it("refuses 'slotted' without flash attention", async () => {
