@@ -23,7 +23,7 @@ const USAGE = `usage: transcribe <file-or-url> [options]
   --threads N             CPU threads per decoding job
   --concurrency N         windows decoded at once (default: auto)
   --translate             translate to English
-  --no-vad                give the whole file to whisper.cpp (no speech windows)
+  --no-vad                decode every 30 s of audio, silence included (no speech detection)
   --vad-model FILE        Silero VAD in ggml form: run VAD inside whisper.cpp (default: ONNX via onnxruntime)
   --max-duration SEC      refuse media longer than this (default 14400)
   --models-dir DIR        model cache directory
