@@ -74,7 +74,18 @@ export function installSessionHook(app: FastifyInstance, opts: { storage: Storag
     const session = await opts.storage.findActiveSession(tokenHash);
     if (session) request.auth = { userId: session.userId, tokenHash, expiresAt: session.expiresAt };
   });
+  // Expired and revoked sessions are dead rows: deleted hourly, so the table holds live sessions only.
+  const purge = () =>
+    opts.storage.purgeSessions().catch((err: unknown) => app.log.warn({ err }, 'session purge failed'));
+  const timer = setInterval(purge, SESSION_PURGE_MS);
+  timer.unref();
+  app.addHook('onReady', async () => {
+    await purge();
+  });
+  app.addHook('onClose', async () => clearInterval(timer));
 }
+
+const SESSION_PURGE_MS = 3600_000;
 
 export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promise<void> {
   const { storage, secure } = opts;
