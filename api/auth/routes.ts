@@ -6,6 +6,7 @@
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.ts';
+import { csrfHeader, errorRef } from '../schemas.ts';
 import type { Storage, User } from '../storage/types.ts';
 import type { OidcClient, PendingSignIn } from './oidc.ts';
 import { dummyPasswordHash, hashPassword, verifyPassword } from './passwords.ts';
@@ -19,7 +20,6 @@ export interface AuthOptions {
   google?: OidcClient;
 }
 
-const errorRef = { $ref: 'ErrorBody#' };
 const userSchema = {
   type: 'object',
   required: ['id', 'email', 'name', 'activeWorkspaceId', 'workspaces'],
@@ -52,10 +52,6 @@ const credentialsBody = {
     name: { type: 'string', maxLength: 200 },
     _csrf: { type: 'string' },
   },
-} as const;
-const csrfHeader = {
-  type: 'object',
-  properties: { 'x-csrf-token': { type: 'string', description: 'From GET /api/auth/csrf' } },
 } as const;
 
 const OIDC_COOKIE = 'auth.oidc-pending';

@@ -10,6 +10,7 @@ import { encodePaymentResponseHeader, type HTTPFacilitatorClient } from '@x402/c
 import type { FastifyInstance } from 'fastify';
 import { AGENT_PRICE, type Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
+import { errorResponses, TRANSCRIPTION_ERRORS } from '../schemas.ts';
 import { checkPublicHttpsUrl } from '../source-url.ts';
 import type { Storage } from '../storage/types.ts';
 import type { TranscribeRequest, Transcriber } from '../transcriber.ts';
@@ -21,7 +22,7 @@ import {
   paymentId,
   paymentRequired,
 } from '../x402/payment.ts';
-import { errorRef, type TranscribeBody, transcribeBody, transcribeForClient, transcriptSchema } from './transcribe.ts';
+import { type TranscribeBody, transcribeBody, transcribeForClient, transcriptSchema } from './transcribe.ts';
 
 /** Time an authorization must have left when it arrives; half of it is kept for settling. */
 export const SETTLE_MARGIN_SEC = 30;
@@ -112,15 +113,7 @@ export async function agentRoutes(app: FastifyInstance, opts: AgentOptions): Pro
             ...transcriptSchema,
             description: 'The transcript; X-PAYMENT-RESPONSE carries the settlement (base64 JSON).',
           },
-          400: errorRef,
-          402: errorRef,
-          409: errorRef,
-          413: errorRef,
-          422: errorRef,
-          429: errorRef,
-          502: errorRef,
-          503: errorRef,
-          504: errorRef,
+          ...errorResponses(...TRANSCRIPTION_ERRORS, 402, 409),
         },
       },
     },

@@ -7,10 +7,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Transcript } from '../../engine/types.ts';
 import { requireSession } from '../auth/session.ts';
+import { csrfHeader, errorResponses, TRANSCRIPTION_ERRORS } from '../schemas.ts';
 import { checkMediaHostUrl } from '../source-url.ts';
 import type { TranscribeRequest, Transcriber } from '../transcriber.ts';
 
-export const errorRef = { $ref: 'ErrorBody#' } as const;
 
 export const transcribeBody = {
   type: 'object',
@@ -105,23 +105,9 @@ export async function transcribeRoutes(
         tags: ['transcribe'],
         summary: "Transcribe media from one of the service's media hosts (session required).",
         security: [{ sessionCookie: [] }],
-        headers: {
-          type: 'object',
-          properties: { 'x-csrf-token': { type: 'string', description: 'From GET /api/auth/csrf' } },
-        },
+        headers: csrfHeader,
         body: transcribeBody,
-        response: {
-          200: transcriptSchema,
-          400: errorRef,
-          401: errorRef,
-          403: errorRef,
-          413: errorRef,
-          422: errorRef,
-          429: errorRef,
-          502: errorRef,
-          503: errorRef,
-          504: errorRef,
-        },
+        response: { 200: transcriptSchema, ...errorResponses(...TRANSCRIPTION_ERRORS, 401, 403) },
       },
     },
     async (request, reply) => {
