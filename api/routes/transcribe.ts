@@ -92,7 +92,14 @@ export async function transcribeForClient(
 
 export async function transcribeRoutes(
   app: FastifyInstance,
-  opts: { transcriber: Transcriber; mediaHosts: readonly string[]; maxSourceBytes: number; transcribeMax: number },
+  opts: {
+    transcriber: Transcriber;
+    mediaHosts: readonly string[];
+    maxSourceBytes: number;
+    transcribeMax: number;
+    /** The local file behind a URL on the service's own media origin (access checked), or null for any other URL. */
+    ownMediaPath?: (request: FastifyRequest, sourceUrl: string) => Promise<string | null>;
+  },
 ): Promise<void> {
   app.post(
     '/api/transcribe',
@@ -103,7 +110,8 @@ export async function transcribeRoutes(
       schema: {
         operationId: 'transcribe',
         tags: ['transcribe'],
-        summary: "Transcribe media from one of the service's media hosts (session required).",
+        summary:
+          "Transcribe media from the service's own media origin (/media/videos/{id}/media) or a MEDIA_HOSTS host (session required).",
         security: [{ sessionCookie: [] }],
         headers: {
           type: 'object',
@@ -126,7 +134,8 @@ export async function transcribeRoutes(
     },
     async (request, reply) => {
       const body = request.body as TranscribeBody;
-      checkMediaHostUrl(body.sourceUrl, opts.mediaHosts);
+      const ownPath = (await opts.ownMediaPath?.(request, body.sourceUrl)) ?? null;
+      if (ownPath === null) checkMediaHostUrl(body.sourceUrl, opts.mediaHosts);
       const req: TranscribeRequest = {
         sourceUrl: body.sourceUrl,
         policy: { mode: 'allowlist', hostSuffixes: [...opts.mediaHosts] },
@@ -134,6 +143,7 @@ export async function transcribeRoutes(
         maxBytes: opts.maxSourceBytes,
       };
       if (body.language !== undefined) req.language = body.language;
+      if (ownPath !== null) req.sourcePath = ownPath;
       return transcribeForClient(opts.transcriber, request, reply, req);
     },
   );
