@@ -45,7 +45,9 @@ function srtToVtt(srt: string): string {
     const timing = lines.shift() ?? '';
     const m = /^(\d+:\d\d:\d\d),(\d{3}) --> (\d+:\d\d:\d\d),(\d{3})$/.exec(timing.trim());
     if (!m) throw invalid(`SRT block without a valid timing line: ${JSON.stringify(timing.slice(0, 80))}`);
-    out.push(`${m[1]}.${m[2]} --> ${m[3]}.${m[4]}`, ...lines, '');
+    // SRT has no escaping; in WebVTT a bare `&` or an arrow in the text would break the cue.
+    const text = lines.map((l) => l.replace(/&(?![a-z]+;|#\d+;|#x[0-9a-f]+;)/gi, '&amp;').replace(/-->/g, '--&gt;'));
+    out.push(`${m[1]}.${m[2]} --> ${m[3]}.${m[4]}`, ...text, '');
   }
   return out.join('\n');
 }
