@@ -45,7 +45,11 @@ export function createQueueTranscriber(queue: JobQueue, options: QueueTranscribe
       if (request.language !== undefined) jobOptions.language = request.language;
       if (options.model !== undefined) jobOptions.model = options.model;
       // A request is its own job: two identical requests are two jobs, as two calls to the engine would be.
-      return runJob(queue, { id: `api-${randomUUID()}`, source: request.sourcePath ?? request.sourceUrl, options: jobOptions }, { signal });
+      return runJob(
+        queue,
+        { id: `api-${randomUUID()}`, source: request.sourcePath ?? request.sourceUrl, options: jobOptions },
+        { signal },
+      );
     },
     async close() {
       if (options.ownsQueue !== false) await queue.close();
