@@ -76,13 +76,7 @@ describe('the /app page in headless Chromium', () => {
     await t.app.listen({ port, host: '127.0.0.1' });
 
     const c = new Client(t.app);
-    const res = await c.request({
-      method: 'POST',
-      url: '/api/auth/signup',
-      csrf: true,
-      payload: { email: 'viewer@example.com', password: 'correct horse battery' },
-    });
-    expect(res.statusCode).toBe(201);
+    await c.signUp('viewer@example.com');
     sessionToken = c.cookies.get('auth.session-token')!;
 
     context = await chromium.launchPersistentContext(join(dir, 'profile'), {

@@ -48,13 +48,7 @@ describe('uploads, media and generated captions with the real engine', () => {
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
     port = Number(new URL(base).port);
     user = new Client(t.app);
-    const res = await user.request({
-      method: 'POST',
-      url: '/api/auth/signup',
-      csrf: true,
-      payload: { email: 'uploader@example.com', password: 'correct horse battery' },
-    });
-    expect(res.statusCode).toBe(201);
+    await user.signUp('uploader@example.com');
   }, 120_000);
 
   afterAll(async () => {
@@ -376,12 +370,7 @@ describe('a caption generation that fails', () => {
     try {
       const base = await t.app.listen({ port: 0, host: '127.0.0.1' });
       const c = new Client(t.app);
-      await c.request({
-        method: 'POST',
-        url: '/api/auth/signup',
-        csrf: true,
-        payload: { email: 'f@example.com', password: 'correct horse battery' },
-      });
+      await c.signUp('f@example.com');
       const up = (
         await c.request({ method: 'POST', url: '/api/videos/multipart/init', csrf: true, payload: {} })
       ).json();

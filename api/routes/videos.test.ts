@@ -29,16 +29,6 @@ describe('videos, captions gates and projects', () => {
   let aliceWs: string;
   let aliceId: string;
 
-  const signUp = async (c: Client, email: string) => {
-    const res = await c.request({
-      method: 'POST',
-      url: '/api/auth/signup',
-      csrf: true,
-      payload: { email, password: 'correct horse battery' },
-    });
-    expect(res.statusCode).toBe(201);
-    return res.json<{ user: { id: string; activeWorkspaceId: string } }>().user;
-  };
   const makeVideo = (over: Partial<Parameters<SqlStorage['createVideo']>[0]> = {}): Promise<Video> =>
     storage.createVideo({
       title: 'A talk',
@@ -58,10 +48,10 @@ describe('videos, captions gates and projects', () => {
     alice = new Client(t.app);
     bob = new Client(t.app);
     anon = new Client(t.app);
-    const a = await signUp(alice, 'alice@example.com');
+    const a = await alice.signUp('alice@example.com');
     aliceWs = a.activeWorkspaceId;
     aliceId = a.id;
-    await signUp(bob, 'bob@example.com');
+    await bob.signUp('bob@example.com');
   }, 60_000);
 
   afterAll(async () => {
