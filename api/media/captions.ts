@@ -7,7 +7,7 @@
 
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { WebVTTParser } from 'webvtt-parser';
+import webvtt from 'webvtt-parser';
 import { renderSrt, renderVtt } from '../../engine/captions/index.ts';
 import type { Transcript } from '../../engine/types.ts';
 import { ApiError } from '../errors.ts';
@@ -18,6 +18,8 @@ export const MAX_CAPTION_BYTES = 1024 * 1024;
 const MAX_CUES = 40_000;
 
 // The parser's built-in table knows only a few entities; the W3C validator hands it the package's full table.
+// CommonJS: Node's ESM loader offers only its default export.
+const { WebVTTParser } = webvtt;
 const htmlEntities = JSON.parse(
   readFileSync(createRequire(import.meta.url).resolve('webvtt-parser/html-entities.json'), 'utf8'),
 ) as Record<`&${string}`, string>;
