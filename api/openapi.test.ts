@@ -66,6 +66,8 @@ describe('GET /openapi.json', () => {
         'GET /api/projects',
         'POST /api/projects',
         'GET /app',
+        'POST /api/uploads/tus',
+        'PATCH /api/uploads/tus/{uploadId}',
       ]),
     );
     expect(ops).not.toContain('GET /openapi.json');

@@ -178,6 +178,18 @@ describe('uploads, media and generated captions with the real engine', () => {
     });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().duration).toBeGreaterThan(10.5);
+
+    // An own-origin URL is no way around the viewing gates: a stranger's request is refused before any work.
+    const stranger = new Client(t.app);
+    await stranger.signUp('stranger@example.com');
+    const refused = await stranger.request({
+      method: 'POST',
+      url: '/api/transcribe',
+      csrf: true,
+      payload: { sourceUrl: `http://localhost:3000/media/videos/${videoId}/media` },
+    });
+    expect(refused.json()).toMatchObject({ statusCode: 403, code: 'VIDEO_PRIVATE' });
+    expect((await stranger.request({ url: `/media/videos/${videoId}/media` })).statusCode).toBe(403);
   }, 120_000);
 
   it('regenerates on request (202, processing → ready) and refuses a second run meanwhile (409)', async () => {

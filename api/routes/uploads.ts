@@ -141,10 +141,76 @@ export async function uploadRoutes(
       reply.hijack();
       await tus.handle(request.raw, reply.raw);
     };
-    // The upload token bounds this traffic (one upload, size-capped); chunked PATCHes would trip per-request limits.
-    const route = { schema: { hide: true }, config: { rateLimit: false } } as const;
+    // Generous per-route limit: a 2 GiB upload in 5 MiB chunks is 400 PATCHes, and the upload token already
+    // bounds what one client can do (one upload, size-capped, expiring).
+    const config = { rateLimit: { max: 1000 } };
+    const tokenHeader = {
+      type: 'object',
+      required: [TOKEN_HEADER, 'tus-resumable'],
+      properties: {
+        [TOKEN_HEADER]: { type: 'string', maxLength: 200, description: 'From POST /api/videos/multipart/init' },
+        'tus-resumable': { type: 'string', const: '1.0.0' },
+      },
+    };
+    const tusDoc =
+      'TUS 1.0.0 (creation, creation-with-upload, expiration, termination). Errors are TUS plain-text bodies: 403 UPLOAD_TOKEN_INVALID, 404, 409, 410 expired, 413 over MAX_UPLOAD_BYTES.';
+    const uploadIdParams = {
+      type: 'object',
+      required: ['uploadId'],
+      properties: { uploadId: { type: 'string', pattern: '^[0-9a-f]{32}$', description: 'hostedVideoId' } },
+    };
+    const ops = [
+      {
+        method: 'POST',
+        url: TUS_PATH,
+        operationId: 'tusCreateUpload',
+        status: 201,
+        summary: 'Create the upload (Upload-Length)',
+      },
+      {
+        method: 'HEAD',
+        url: `${TUS_PATH}/:uploadId`,
+        operationId: 'tusGetUploadOffset',
+        status: 200,
+        summary: 'Where to resume (Upload-Offset)',
+      },
+      {
+        method: 'PATCH',
+        url: `${TUS_PATH}/:uploadId`,
+        operationId: 'tusAppendUpload',
+        status: 204,
+        summary: 'Append bytes at Upload-Offset',
+      },
+      {
+        method: 'DELETE',
+        url: `${TUS_PATH}/:uploadId`,
+        operationId: 'tusTerminateUpload',
+        status: 204,
+        summary: 'Terminate an unfinished upload',
+      },
+    ] as const;
+    for (const op of ops) {
+      tusScope.route({
+        method: op.method,
+        url: op.url,
+        config,
+        // Headers are checked by @tus/server itself (its own status codes); the schema only documents them.
+        schema: {
+          operationId: op.operationId,
+          tags: ['uploads'],
+          summary: op.summary,
+          description: tusDoc,
+          headers: tokenHeader,
+          ...(op.url === TUS_PATH ? {} : { params: uploadIdParams }),
+          response: { [op.status]: { description: 'TUS success; Upload-Offset / Location headers', type: 'null' } },
+        },
+        attachValidation: true,
+        handler,
+      });
+    }
+    // CORS preflight of the TUS headers, answered by @tus/server.
     for (const url of [TUS_PATH, `${TUS_PATH}/:uploadId`]) {
-      tusScope.route({ method: ['POST', 'HEAD', 'PATCH', 'OPTIONS', 'DELETE'], url, ...route, handler });
+      tusScope.route({ method: 'OPTIONS', url, config, schema: { hide: true }, handler });
     }
   });
 
