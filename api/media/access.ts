@@ -35,22 +35,22 @@ export async function requireMember(storage: Storage, request: FastifyRequest, v
   }
 }
 
-/** The viewing gates, in order: private 403, expired 410, password 403. */
+/** The viewing gates, in order: private 403, expired 410, password 403. Resolves true for a member. */
 export async function requireViewer(
   storage: Storage,
   request: FastifyRequest,
   video: Video,
   now = new Date(),
-): Promise<void> {
-  if (await isWorkspaceMember(storage, request, video)) return;
+): Promise<boolean> {
+  if (await isWorkspaceMember(storage, request, video)) return true;
   if (video.visibility === 'private') {
     throw new ApiError(403, 'VIDEO_PRIVATE', 'This video is private to its workspace.');
   }
   if (video.shareExpiresAt !== null && video.shareExpiresAt.getTime() <= now.getTime()) {
     throw new ApiError(410, 'SHARE_EXPIRED', 'This share link has expired.');
   }
-  if (video.sharePasswordHash === null) return;
-  if (unlockedByCookie(request, video, now)) return;
+  if (video.sharePasswordHash === null) return false;
+  if (unlockedByCookie(request, video, now)) return false;
   const given = request.headers['x-share-password'];
   if (typeof given !== 'string' || given === '') {
     throw new ApiError(403, 'SHARE_PASSWORD_REQUIRED', 'This video needs its share password (x-share-password).');
@@ -58,6 +58,7 @@ export async function requireViewer(
   if (!(await verifyPassword(given, video.sharePasswordHash))) {
     throw new ApiError(403, 'SHARE_PASSWORD_WRONG', 'Wrong share password.');
   }
+  return false;
 }
 
 /**

@@ -23,7 +23,10 @@ const statusSchema = {
     captionUrl: { type: ['string', 'null'], description: 'The inline WebVTT track, when captions exist' },
     hasTranscript: { type: 'boolean' },
     status: { type: 'string', enum: ['ready', 'processing', 'none'] },
-    error: { type: ['string', 'null'], description: 'Why the last generation failed (`CODE: message`)' },
+    error: {
+      type: ['string', 'null'],
+      description: 'Why the last generation failed (`CODE: message`); shown to workspace members only',
+    },
   },
 } as const;
 
@@ -90,14 +93,15 @@ export async function captionRoutes(app: FastifyInstance, o: DataPlaneOptions): 
         throw new ApiError(400, 'VALIDATION_FAILED', 'Ask for format or inline, not both.');
       }
       const video = await loadVideo(storage, id);
-      await requireViewer(storage, request, video);
+      const member = await requireViewer(storage, request, video);
       if (q.format === undefined && q.inline === undefined) {
         const ready = video.captionStatus === 'ready';
         return reply.type('application/json; charset=utf-8').send({
           captionUrl: ready ? `${o.mediaOrigin}/api/videos/${video.id}/captions?inline=1` : null,
           hasTranscript: ready,
           status: video.captionStatus,
-          error: video.captionError,
+          // The reason may name the service's internals (model paths): members only.
+          error: member ? video.captionError : null,
         });
       }
       const captions = await storage.getCaptions(video.id);

@@ -285,6 +285,17 @@ describe('videos, captions gates and projects', () => {
         error: null,
       });
 
+      // A failed generation's reason may name internals: members see it, the public does not.
+      const failed = await makeVideo({ visibility: 'public' });
+      await storage.updateVideo(failed.id, { captionError: 'MODEL_NOT_AVAILABLE: put it at /srv/models' });
+      expect((await anon.request({ url: `/api/videos/${failed.id}/captions` })).json()).toMatchObject({
+        status: 'none',
+        error: null,
+      });
+      expect((await alice.request({ url: `/api/videos/${failed.id}/captions` })).json().error).toMatch(
+        /^MODEL_NOT_AVAILABLE/,
+      );
+
       const expired = await makeVideo({ visibility: 'public' });
       await storeCaptions(expired.id, 'vtt', VTT);
       await storage.updateVideo(expired.id, { shareExpiresAt: new Date(Date.now() - 1000) });
