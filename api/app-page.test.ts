@@ -133,6 +133,20 @@ describe('the /app page in headless Chromium', () => {
     });
     page.on('pageerror', (e) => pageErrors.push(e.message));
 
+    // The first PATCH dies as a dropped connection would; the page's tus client must ask for the offset and go on.
+    const tusRequests: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/api/uploads/tus')) tusRequests.push(r.method());
+    });
+    let cut = false;
+    await page.route('**/api/uploads/tus/*', (route) => {
+      if (!cut && route.request().method() === 'PATCH') {
+        cut = true;
+        return route.abort('connectionreset');
+      }
+      return route.continue();
+    });
+
     await page.goto(`${base}/app`);
     await page.waitForSelector('body[data-ready="true"]');
     await page.setInputFiles('#file', recordingPath);
@@ -148,6 +162,9 @@ describe('the /app page in headless Chromium', () => {
         timeout: 60_000,
       },
     );
+
+    expect(cut).toBe(true);
+    expect(tusRequests.slice(0, 4)).toEqual(['POST', 'PATCH', 'HEAD', 'PATCH']);
 
     const [video] = await storage.listVideos({
       workspaceId: (

@@ -116,30 +116,66 @@ async function refresh(append = false) {
   if (videos.some((v) => v.captionStatus === 'processing')) setTimeout(() => refresh().catch(() => {}), 3000);
 }
 
-async function upload(file, title) {
-  const init = await api('/api/videos/multipart/init', {
-    method: 'POST',
-    body: JSON.stringify(title ? { title } : { title: file.name.slice(0, 300) }),
-  });
-  const progress = $('upload-progress');
-  progress.hidden = false;
-  await new Promise((resolve, reject) => {
+// An unfinished upload survives a reload: the same file picks up its video, token and offset.
+const resumeKey = (file) => `upload:${file.name}:${file.size}:${file.lastModified}`;
+
+function savedUpload(file) {
+  try {
+    const saved = JSON.parse(localStorage.getItem(resumeKey(file)) || 'null');
+    return saved && Date.parse(saved.tus.expiresAt) > Date.now() + 60_000 ? saved : null;
+  } catch {
+    return null;
+  }
+}
+
+function sendBytes(file, init, progress) {
+  return new Promise((resolve, reject) => {
     const up = new tus.Upload(file, {
       endpoint: init.tus.endpoint,
       headers: init.tus.headers,
       chunkSize: 5 * 1024 * 1024,
+      // After a dropped connection the client asks the server for its offset (HEAD) and goes on from there.
       retryDelays: [0, 1000, 3000, 5000, 10000],
       metadata: { filename: file.name, filetype: file.type },
+      storeFingerprintForResuming: true,
+      removeFingerprintOnSuccess: true,
       onProgress: (sent, total) => {
         progress.value = Math.floor((sent / total) * 100);
       },
       onError: reject,
       onSuccess: resolve,
     });
-    up.start();
+    up.findPreviousUploads()
+      .then((previous) => {
+        const mine = previous.find((p) => p.uploadUrl?.endsWith(`/${init.hostedVideoId}`));
+        if (mine) up.resumeFromPreviousUpload(mine);
+        up.start();
+      })
+      .catch(reject);
   });
+}
+
+async function upload(file, title) {
+  const saved = savedUpload(file);
+  const init =
+    saved ??
+    (await api('/api/videos/multipart/init', {
+      method: 'POST',
+      body: JSON.stringify({ title: title || file.name.slice(0, 300) }),
+    }));
+  localStorage.setItem(resumeKey(file), JSON.stringify(init));
+  const progress = $('upload-progress');
+  progress.hidden = false;
+  try {
+    await sendBytes(file, init, progress);
+  } catch (e) {
+    // A saved upload that the server no longer knows (aborted, swept) is forgotten; the next try starts afresh.
+    if (saved) localStorage.removeItem(resumeKey(file));
+    throw e;
+  }
   setStatus('Processing…');
   await api('/api/videos/multipart/complete', { method: 'POST', body: JSON.stringify({ videoId: init.videoId }) });
+  localStorage.removeItem(resumeKey(file));
   progress.hidden = true;
   setStatus(`Uploaded “${init.title}”. Captions are on their way.`);
 }
