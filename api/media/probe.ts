@@ -6,6 +6,7 @@
 
 import { spawn } from 'node:child_process';
 import { FORMAT_WHITELIST } from '../../engine/decode/index.ts';
+import { EngineError } from '../../engine/errors.ts';
 import { ApiError } from '../errors.ts';
 
 export interface MediaInfo {
@@ -22,7 +23,10 @@ interface RunOptions {
   maxStdoutBytes?: number;
 }
 
-/** Runs a tool to completion; resolves with its stdout and exit code. The child is always reaped. */
+/**
+ * Runs a tool to completion; resolves with its stdout and exit code. The child is always
+ * reaped; a missing binary is FFMPEG_NOT_FOUND (503), running out of time DECODE_TIMEOUT (504).
+ */
 function run(cmd: string, args: string[], opts: RunOptions = {}): Promise<{ code: number | null; stdout: string }> {
   const { signal, timeoutMs = 60_000, maxStdoutBytes = 1024 * 1024 } = opts;
   return new Promise((resolve, reject) => {
@@ -31,25 +35,35 @@ function run(cmd: string, args: string[], opts: RunOptions = {}): Promise<{ code
     const chunks: Buffer[] = [];
     let size = 0;
     let failure: unknown;
+    let settled = false;
+    const finish = (err: unknown, code: number | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      if (err !== undefined) reject(err);
+      else resolve({ code, stdout: Buffer.concat(chunks).toString('utf8') });
+    };
     const kill = (why: unknown) => {
       failure ??= why;
       child.kill('SIGKILL');
     };
     const onAbort = () => kill(signal?.reason);
-    const timer = setTimeout(() => kill(new Error(`${cmd} timed out`)), timeoutMs);
+    const timer = setTimeout(
+      () => kill(new EngineError('DECODE_TIMEOUT', `${cmd} took longer than ${timeoutMs} ms.`)),
+      timeoutMs,
+    );
     signal?.addEventListener('abort', onAbort, { once: true });
     child.stdout.on('data', (c: Buffer) => {
       size += c.length;
-      if (size > maxStdoutBytes) kill(new Error(`${cmd} wrote too much`));
+      if (size > maxStdoutBytes) kill(new Error(`${cmd} wrote more than ${maxStdoutBytes} bytes`));
       else chunks.push(c);
     });
-    child.once('error', (err) => kill(err));
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      if (failure !== undefined) reject(failure);
-      else resolve({ code, stdout: Buffer.concat(chunks).toString('utf8') });
-    });
+    // A spawn failure emits 'error' and may never emit 'close': settle on either.
+    child.once('error', (err: NodeJS.ErrnoException) =>
+      finish(err.code === 'ENOENT' ? new EngineError('FFMPEG_NOT_FOUND', `${cmd} is not installed.`) : err, null),
+    );
+    child.once('close', (code) => finish(failure, code));
   });
 }
 
