@@ -12,6 +12,7 @@ import type { Project } from '../storage/types.ts';
 import { resolveOwnMedia } from './media.ts';
 import { errorRef } from './transcribe.ts';
 import {
+  coerceLimit,
   csrfHeader,
   type DataPlaneOptions,
   decodeCursor,
@@ -58,10 +59,7 @@ export async function projectRoutes(
     '/api/projects',
     {
       onRequest: requireSession,
-      preValidation: async (request) => {
-        const q = request.query as Record<string, unknown>;
-        if (typeof q.limit === 'string' && /^\d{1,4}$/.test(q.limit)) q.limit = Number(q.limit);
-      },
+      preValidation: coerceLimit,
       schema: {
         operationId: 'listProjects',
         tags: ['projects'],

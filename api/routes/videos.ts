@@ -114,6 +114,15 @@ export function videoJson(v: Video, mediaOrigin: string) {
   };
 }
 
+/**
+ * Query strings arrive as strings and the app's Ajv does not coerce (so `starred=1` stays a
+ * 400): only a page `limit` of digits becomes a number.
+ */
+export async function coerceLimit(request: FastifyRequest): Promise<void> {
+  const q = request.query as Record<string, unknown>;
+  if (typeof q.limit === 'string' && /^\d{1,4}$/.test(q.limit)) q.limit = Number(q.limit);
+}
+
 /** Opaque keyset cursor: the sort key it belongs to, the last row's sort value and id. */
 export function encodeCursor(sortBy: string, at: Date, id: string): string {
   return Buffer.from(JSON.stringify([sortBy, at.toISOString(), id])).toString('base64url');
@@ -270,12 +279,8 @@ export async function videoRoutes(app: FastifyInstance, o: DataPlaneOptions): Pr
           403: errorRef,
         },
       },
-      // Query strings arrive as strings: let limit become an integer, nothing else.
       onRequest: requireSession,
-      preValidation: async (request) => {
-        const q = request.query as Record<string, unknown>;
-        if (typeof q.limit === 'string' && /^\d{1,4}$/.test(q.limit)) q.limit = Number(q.limit);
-      },
+      preValidation: coerceLimit,
     },
     async (request) => {
       const q = request.query as ListQuery;
