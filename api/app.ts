@@ -21,6 +21,7 @@ import { registerRateLimit } from './ratelimit.ts';
 import { type AgentOptions, agentRoutes } from './routes/agent.ts';
 import { appPageRoutes } from './routes/app-page.ts';
 import { captionRoutes } from './routes/captions.ts';
+import { folderRoutes } from './routes/folders.ts';
 import { mediaRoutes, resolveOwnMedia } from './routes/media.ts';
 import { projectRoutes } from './routes/projects.ts';
 import { transcribeRoutes } from './routes/transcribe.ts';
@@ -160,6 +161,7 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
   });
   const dataPlane: DataPlaneOptions = { storage: deps.storage, files, jobs, mediaOrigin: config.media.origin, secure };
   await videoRoutes(app, dataPlane);
+  await folderRoutes(app, dataPlane);
   await captionRoutes(app, dataPlane);
   await mediaRoutes(app, dataPlane);
   await projectRoutes(app, { ...dataPlane, mediaHosts: config.mediaHosts });

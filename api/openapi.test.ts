@@ -63,6 +63,8 @@ describe('GET /openapi.json', () => {
         'POST /api/videos/multipart/abort',
         'GET /media/videos/{id}/media',
         'GET /media/videos/{id}/thumbnail',
+        'GET /api/folders',
+        'POST /api/folders',
         'GET /api/projects',
         'POST /api/projects',
         'GET /app',

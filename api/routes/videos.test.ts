@@ -64,7 +64,9 @@ describe('videos, captions gates and projects', () => {
     const titles = (res: { json(): { videos: Array<{ title: string }> } }) => res.json().videos.map((v) => v.title);
 
     beforeAll(async () => {
-      folder = (await storage.createFolder({ workspaceId: aliceWs, name: 'Talks' })).id;
+      const made = await alice.request({ method: 'POST', url: '/api/folders', csrf: true, payload: { name: 'Talks' } });
+      expect(made.statusCode).toBe(201);
+      folder = made.json().id;
       const origins = ['recording', 'project', 'trim', 'upload', 'recording'] as const;
       for (let i = 0; i < 5; i++) {
         const v = await makeVideo({ title: `v${i}`, origin: origins[i], ...(i >= 3 ? { folderId: folder } : {}) });
@@ -91,6 +93,26 @@ describe('videos, captions gates and projects', () => {
         titles(await alice.request({ url: `/api/videos?workspaceId=${aliceWs}&origin=upload&starred=false` })),
       ).toEqual(['v3']);
       expect(titles(await alice.request({ url: '/api/videos?sortBy=updatedAt&limit=1' }))).toEqual(['v4']);
+    });
+
+    it('lists and creates folders in workspaces the caller belongs to', async () => {
+      const res = await alice.request({ url: '/api/folders' });
+      expect(res.json().folders).toEqual([
+        expect.objectContaining({ id: folder, name: 'Talks', workspaceId: aliceWs }),
+      ]);
+      expect((await bob.request({ url: '/api/folders' })).json().folders).toEqual([]);
+      expect((await bob.request({ url: `/api/folders?workspaceId=${aliceWs}` })).statusCode).toBe(403);
+      const foreign = await bob.request({
+        method: 'POST',
+        url: '/api/folders',
+        csrf: true,
+        payload: { name: 'x', workspaceId: aliceWs },
+      });
+      expect(foreign.json()).toMatchObject({ statusCode: 403, code: 'FORBIDDEN' });
+      expect(
+        (await alice.request({ method: 'POST', url: '/api/folders', csrf: true, payload: { name: '' } })).statusCode,
+      ).toBe(400);
+      expect((await anon.request({ url: '/api/folders' })).statusCode).toBe(401);
     });
 
     it('pages with an opaque cursor until nextCursor is null', async () => {

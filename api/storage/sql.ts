@@ -6,6 +6,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
+import { uuidv7 } from './ids.ts';
 import type {
   CaptionStatus,
   Captions,
@@ -465,7 +466,7 @@ export class SqlStorage implements Storage {
   async createFolder(input: { workspaceId: string; name: string }): Promise<Folder> {
     const rows = await this.#db.query<{ id: string; workspace_id: string; name: string; created_at: Date }>(
       'INSERT INTO folders (id, workspace_id, name) VALUES ($1, $2, $3) RETURNING *',
-      [randomUUID(), input.workspaceId, input.name],
+      [uuidv7(), input.workspaceId, input.name],
     );
     const r = rows[0]!;
     return { id: r.id, workspaceId: r.workspace_id, name: r.name, createdAt: new Date(r.created_at) };
@@ -480,12 +481,25 @@ export class SqlStorage implements Storage {
     return r ? { id: r.id, workspaceId: r.workspace_id, name: r.name, createdAt: new Date(r.created_at) } : null;
   }
 
+  async listFolders(workspaceId: string, limit: number): Promise<Folder[]> {
+    const rows = await this.#db.query<{ id: string; workspace_id: string; name: string; created_at: Date }>(
+      'SELECT * FROM folders WHERE workspace_id = $1 ORDER BY created_at, id LIMIT $2',
+      [workspaceId, limit],
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      workspaceId: r.workspace_id,
+      name: r.name,
+      createdAt: new Date(r.created_at),
+    }));
+  }
+
   async createVideo(input: NewVideo): Promise<Video> {
     const rows = await this.#db.query<VideoRow>(
       `INSERT INTO videos (id, workspace_id, owner_id, folder_id, title, origin, visibility, hosted_video_id, guest_token_hash)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
       [
-        randomUUID(),
+        uuidv7(),
         input.workspaceId ?? null,
         input.ownerId ?? null,
         input.folderId ?? null,
@@ -596,7 +610,7 @@ export class SqlStorage implements Storage {
   async createProject(input: Omit<Project, 'id' | 'createdAt'>): Promise<Project> {
     const rows = await this.#db.query<ProjectRow>(
       `INSERT INTO projects (id, workspace_id, owner_id, title, clips) VALUES ($1, $2, $3, $4, $5::jsonb) RETURNING *`,
-      [randomUUID(), input.workspaceId, input.ownerId, input.title, JSON.stringify(input.clips)],
+      [uuidv7(), input.workspaceId, input.ownerId, input.title, JSON.stringify(input.clips)],
     );
     return toProject(rows[0]!);
   }

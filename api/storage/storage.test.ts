@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pgClient, pgliteClient } from './drivers.ts';
+import { uuidv7 } from './ids.ts';
 import { MIGRATIONS, migrate, type SqlClient, SqlStorage } from './sql.ts';
 
 const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -134,6 +135,9 @@ describe.each(backends)('storage on $name', (backend) => {
       expect(await storage.isMember(stranger.id, ws)).toBe(false);
       const f = await storage.createFolder({ workspaceId: ws, name: 'Talks' });
       expect(await storage.getFolder(f.id)).toEqual(f);
+      const g = await storage.createFolder({ workspaceId: ws, name: 'Demos' });
+      expect(await storage.listFolders(ws, 10)).toEqual([f, g]);
+      expect(await storage.listFolders(ws, 1)).toEqual([f]);
       expect(await storage.getFolder('nope')).toBeNull();
     });
 
@@ -240,7 +244,14 @@ describe.each(backends)('storage on $name', (backend) => {
           (v) => v.title,
         ),
       ).toEqual(['v1']);
-      expect((await storage.listVideos({ workspaceId: w, sortBy: 'updatedAt', limit: 1 }))[0]!.title).toBe('v1');
+      // By updatedAt: v1, edited last, comes first unless the clock gave it the same instant as a later row
+      // (PGlite's clock is coarse); ties go by id, so the order is (updatedAt, id) descending either way.
+      const byUpdate = await storage.listVideos({ workspaceId: w, sortBy: 'updatedAt', limit: 10 });
+      const key = (v: { updatedAt: Date; id: string }) => `${v.updatedAt.toISOString()} ${v.id}`;
+      expect(byUpdate.map(key)).toEqual(byUpdate.map(key).sort().reverse());
+      const v1 = byUpdate.find((v) => v.title === 'v1')!;
+      expect(byUpdate.filter((v) => v.updatedAt > v1.updatedAt)).toEqual([]);
+      expect(v1.updatedAt.getTime()).toBeGreaterThanOrEqual(made[4]!.updatedAt.getTime());
     });
 
     it('stores projects with their clips and lists them newest first', async () => {
@@ -269,5 +280,19 @@ describe.each(backends)('storage on $name', (backend) => {
       expect(ids).not.toContain(done.id);
       expect(ids).not.toContain(fresh.id);
     });
+  });
+});
+
+describe('uuidv7', () => {
+  it('is a version 7 UUID that increases within one millisecond and across them', () => {
+    const ids = [
+      uuidv7(1_700_000_000_000),
+      uuidv7(1_700_000_000_000),
+      uuidv7(1_700_000_000_000),
+      uuidv7(1_700_000_000_001),
+    ];
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(4);
   });
 });

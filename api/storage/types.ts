@@ -170,6 +170,8 @@ export interface Storage {
   isMember(userId: string, workspaceId: string): Promise<boolean>;
   createFolder(input: { workspaceId: string; name: string }): Promise<Folder>;
   getFolder(id: string): Promise<Folder | null>;
+  /** Oldest first; at most `limit`. */
+  listFolders(workspaceId: string, limit: number): Promise<Folder[]>;
 
   createVideo(input: NewVideo): Promise<Video>;
   getVideo(id: string): Promise<Video | null>;
