@@ -68,6 +68,7 @@ describe('end to end with the real engine', () => {
     fetcher = new SafeFetcher({
       ca: pki.ca,
       dangerouslyAllowLoopback: true,
+      allowedPorts: 'any',
       lookup: async (host) => {
         if (host !== MEDIA_HOST) throw Object.assign(new Error(`ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
         return [{ address: '127.0.0.1', family: 4 }];

@@ -19,6 +19,8 @@ export interface TranscribeRequest {
   wordTimestamps: boolean;
   /** Byte cap on the remote media. */
   maxBytes: number;
+  /** The fetch's whole budget, whatever the origin's pace (the paid route sets it). */
+  fetchTimeoutMs?: number;
 }
 
 export interface Transcriber {
