@@ -145,25 +145,22 @@ export async function agentRoutes(app: FastifyInstance, opts: AgentOptions): Pro
       const nowSec = Math.floor(Date.now() / 1000);
       // Also refuses a validBefore past maxTimeoutSeconds, before the facilitator hears of it.
       const payment = checkPayment(header, requirements, nowSec, margin);
-      // Before any claim or facilitator call: a payer or a network already in flight, or a full
-      // queue, gets an immediate answer instead of a place behind work that may never pay.
-      const leave = opts.admission.enter([
-        { key: `payer:${payment.payload.authorization.from.toLowerCase()}`, max: config.admission.perCallerMax },
-        { key: `ip:${clientNetwork(request.ip)}`, max: config.admission.perCallerMax },
-      ]);
       const id = paymentId(payment);
       const validBefore = Number(payment.payload.authorization.validBefore);
-      let claim: Awaited<ReturnType<NonceLock['acquire']>>;
+      // Held until the authorization expires: after that the chain refuses it anyway.
+      const claim = await nonceLock.acquire(id, (validBefore - nowSec + 60) * 1000);
+      if (!claim) throw new ApiError(409, 'PAYMENT_REPLAYED', 'This payment has already been used or is in use.');
+      // Before the facilitator or the queue: a payer or a network already in flight, or a full
+      // queue, gets an immediate answer instead of a place behind work that may never pay.
+      let leave: () => void;
       try {
-        // Held until the authorization expires: after that the chain refuses it anyway.
-        claim = await nonceLock.acquire(id, (validBefore - nowSec + 60) * 1000);
+        leave = opts.admission.enter([
+          { key: `payer:${payment.payload.authorization.from.toLowerCase()}`, max: config.admission.perCallerMax },
+          { key: `ip:${clientNetwork(request.ip)}`, max: config.admission.perCallerMax },
+        ]);
       } catch (err) {
-        leave();
+        await claim.release().catch(() => {});
         throw err;
-      }
-      if (!claim) {
-        leave();
-        throw new ApiError(409, 'PAYMENT_REPLAYED', 'This payment has already been used or is in use.');
       }
 
       let settled = false;
