@@ -388,13 +388,13 @@ export const CASES: BypassCase[] = [
       'https://evilcdn.example.com/',
       'https://example.com/',
       'https://evil.test#.cdn.example.com',
-      'https://evil.test\\.cdn.example.com',
       'https://127.0.0.1/',
       'https://[::1]/',
       'https://private.test/',
     ] as const
   ).map((url): BypassCase => ({ category: 'allowlist', url, expect: 'SOURCE_HOST_NOT_ALLOWED', allowlist: true })),
   { category: 'allowlist', url: 'https://cdn.example.com@evil.test/', expect: 'SOURCE_URL_INVALID', allowlist: true },
+  { category: 'allowlist', url: 'https://evil.test\\.cdn.example.com', expect: 'SOURCE_URL_INVALID', allowlist: true },
   {
     category: 'allowlist',
     url: 'https://cdn.example.com/',
