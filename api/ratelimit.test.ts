@@ -256,16 +256,18 @@ describe('TRUST_PROXY with a hop count', () => {
   it('takes the address our proxy saw, not the one the client wrote in X-Forwarded-For', async () => {
     const t = await startTestApp(testConfig({ TRUST_PROXY: '1', RATE_LIMIT_MAX: '2' }), { storage });
     try {
-      const via = (spoofed: string) =>
+      const via = (spoofed: string, client = '198.51.100.7') =>
         t.app.inject({
           url: '/api/auth/session',
           remoteAddress: '10.8.0.1', // the proxy
-          headers: { 'x-forwarded-for': `${spoofed}, 198.51.100.7` },
+          headers: { 'x-forwarded-for': `${spoofed}, ${client}` },
         });
       expect((await via('1.1.1.1')).statusCode).toBe(200);
       expect((await via('2.2.2.2')).statusCode).toBe(200);
       // A third left-most value is no new client: 198.51.100.7 has spent its 2.
       expect((await via('3.3.3.3')).statusCode).toBe(429);
+      // Another client behind the same proxy is counted on its own, not as the proxy.
+      expect((await via('1.1.1.1', '198.51.100.8')).statusCode).toBe(200);
     } finally {
       await t.close();
     }
