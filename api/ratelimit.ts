@@ -41,6 +41,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Name of the policy in the structured RateLimit fields; `default` when absent. */
     rateLimitPolicy?: string;
+    /** Requests per window for this route's policy (default: RATE_LIMIT_MAX). */
+    rateLimitMax?: number;
   }
 }
 
@@ -52,10 +54,11 @@ export function clientNetwork(ip: string): string {
   return normalizeIP(ip, 64);
 }
 
+/** The route's budget; null for a route marked `rateLimit: false` (health, OpenAPI). */
 function routeMax(request: FastifyRequest, defaultMax: number): number | null {
-  const rl = request.routeOptions.config?.rateLimit;
-  if (rl === false) return null;
-  return rl && typeof rl === 'object' && typeof rl.max === 'number' ? rl.max : defaultMax;
+  const config = request.routeOptions.config;
+  if (config?.rateLimit === false) return null;
+  return config?.rateLimitMax ?? defaultMax;
 }
 
 function policyOf(request: FastifyRequest): string {
@@ -84,6 +87,13 @@ function setHeaders(reply: FastifyReply, outcome: Outcome): void {
 }
 
 export async function registerRateLimit(app: FastifyInstance, opts: RateLimitOptions): Promise<void> {
+  // The plugin would add a limiter of its own, keyed by address alone, to a route configured
+  // with `rateLimit: {…}`: routes say `rateLimitMax` instead, and this keeps it that way.
+  app.addHook('onRoute', (route) => {
+    if (typeof route.config?.rateLimit === 'object') {
+      throw new Error(`${route.method} ${route.url}: use config.rateLimitMax, not config.rateLimit (api/ratelimit.ts)`);
+    }
+  });
   await app.register(rateLimit, {
     // The plugin's stores and `createRateLimit`; the hooks below decide what is counted.
     global: false,

@@ -104,7 +104,7 @@ export async function agentRoutes(app: FastifyInstance, opts: AgentOptions): Pro
   app.post(
     PATH,
     {
-      config: { rateLimit: { max: config.rateLimit.transcribeMax }, rateLimitPolicy: 'agent' },
+      config: { rateLimitMax: config.rateLimit.transcribeMax, rateLimitPolicy: 'agent' },
       schema: {
         operationId: 'agentTranscribe',
         tags: ['agent'],

@@ -110,7 +110,7 @@ export async function transcribeRoutes(
     {
       onRequest: requireSession,
       preHandler: app.csrfProtection,
-      config: { rateLimit: { max: opts.transcribeMax }, rateLimitPolicy: 'transcribe' },
+      config: { rateLimitMax: opts.transcribeMax, rateLimitPolicy: 'transcribe' },
       schema: {
         operationId: 'transcribe',
         tags: ['transcribe'],
