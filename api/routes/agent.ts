@@ -169,7 +169,7 @@ export async function agentRoutes(app: FastifyInstance, opts: AgentOptions): Pro
         await verifyOrThrow(facilitator, payment, requirements, opts.facilitatorTimeoutMs, request);
         // The work gets what the advertised terms promise, less the time kept for settling,
         // whatever the origin's pace or the fetcher's own (much longer) clocks.
-        const workMs = Math.max(0, Math.min(validBefore - nowSec, x.maxTimeoutSeconds) - margin / 2) * 1000;
+        const workMs = Math.max(1, (Math.min(validBefore - nowSec, x.maxTimeoutSeconds) - margin / 2) * 1000);
         const req: TranscribeRequest = {
           sourceUrl: body.sourceUrl,
           policy: { mode: 'public' },
