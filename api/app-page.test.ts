@@ -1,5 +1,5 @@
 /**
- * The /app page in a real browser: Debian's Chromium, headless, driven by playwright-core.
+ * The /app page in a real browser: Debian's Chromium, headless, driven by puppeteer-core.
  * Signed in by the session cookie, it uploads a real recording through the page (tus-js-client
  * in the browser), waits for the REAL engine's captions (`synthetic-tiny`), plays the video with
  * the inline caption track and reads the cues back through `textTracks`; they must equal the
@@ -11,7 +11,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BrowserContext, chromium } from 'playwright-core';
+import puppeteer, { type Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebVTTParser } from 'webvtt-parser';
 import { fixture, REPO_ROOT } from '../test-support/fixtures.ts';
@@ -21,6 +21,7 @@ import { makeRecording } from './testing/uploads.ts';
 import { createServiceTranscriber, type Transcriber } from './transcriber.ts';
 
 const OUTPUT = join(REPO_ROOT, '.test-output', 'app-page');
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /** The few DOM shapes the in-page code reads (tsconfig has no DOM lib: the project runs on Node). */
 interface Cue {
@@ -61,7 +62,7 @@ describe('the /app page in headless Chromium', () => {
   let transcriber: Transcriber;
   let t: TestApp;
   let base: string;
-  let context: BrowserContext;
+  let browser: Browser;
   let sessionToken: string;
 
   beforeAll(async () => {
@@ -79,10 +80,13 @@ describe('the /app page in headless Chromium', () => {
     await c.signUp('viewer@example.com');
     sessionToken = c.cookies.get('auth.session-token')!;
 
-    context = await chromium.launchPersistentContext(join(dir, 'profile'), {
-      executablePath: '/usr/bin/chromium',
+    browser = await puppeteer.launch({
+      executablePath: CHROMIUM,
       headless: true,
+      // A fresh profile per run, so no cookie, cache or stored upload of an earlier run leaks in.
+      userDataDir: join(dir, 'profile'),
       args: [
+        // Root in CI containers: Chromium's sandbox needs user namespaces it may not have.
         '--no-sandbox',
         '--disable-gpu',
         '--disable-background-networking',
@@ -95,7 +99,7 @@ describe('the /app page in headless Chromium', () => {
   }, 120_000);
 
   afterAll(async () => {
-    await context?.close();
+    await browser?.close();
     await t?.close();
     await transcriber?.close();
     await storage?.close();
@@ -122,45 +126,49 @@ describe('the /app page in headless Chromium', () => {
   });
 
   it('uploads, plays the video with the inline track and reads the cues through textTracks', async () => {
-    await context.addCookies([
-      { name: 'auth.session-token', value: sessionToken, url: base, httpOnly: true, sameSite: 'Lax' },
-    ]);
-    const page = await context.newPage();
+    await browser.setCookie({
+      name: 'auth.session-token',
+      value: sessionToken,
+      domain: '127.0.0.1',
+      path: '/',
+      httpOnly: true,
+      sameSite: 'Lax',
+    });
+    const page = await browser.newPage();
     const cspViolations: string[] = [];
     const pageErrors: string[] = [];
     page.on('console', (m) => {
-      if (/Content.Security.Policy/i.test(m.text())) cspViolations.push(m.text());
+      if (/Content.Security.Policy|Refused to/i.test(m.text())) cspViolations.push(m.text());
     });
-    page.on('pageerror', (e) => pageErrors.push(e.message));
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
 
     // The first PATCH dies as a dropped connection would; the page's tus client must ask for the offset and go on.
     const tusRequests: string[] = [];
+    let cut = false;
+    await page.setRequestInterception(true);
     page.on('request', (r) => {
       if (r.url().includes('/api/uploads/tus')) tusRequests.push(r.method());
-    });
-    let cut = false;
-    await page.route('**/api/uploads/tus/*', (route) => {
-      if (!cut && route.request().method() === 'PATCH') {
+      if (!cut && r.method() === 'PATCH' && r.url().includes('/api/uploads/tus/')) {
         cut = true;
-        return route.abort('connectionreset');
+        void r.abort('connectionreset');
+      } else {
+        void r.continue();
       }
-      return route.continue();
     });
 
     await page.goto(`${base}/app`);
     await page.waitForSelector('body[data-ready="true"]');
-    await page.setInputFiles('#file', recordingPath);
-    await page.fill('#title', 'Browser upload');
+    // Typed loosely: the project's tsconfig has no DOM lib for HTMLInputElement.
+    const fileInput = (await page.$('#file')) as unknown as { uploadFile(path: string): Promise<void> };
+    await fileInput.uploadFile(recordingPath);
+    await page.type('#title', 'Browser upload');
     await page.click('#upload-form button[type="submit"]');
     await page.waitForFunction(
       () =>
         (globalThis as unknown as PageGlobals).document
           .getElementById('upload-status')
           ?.textContent?.startsWith('Uploaded'),
-      null,
-      {
-        timeout: 60_000,
-      },
+      { timeout: 60_000 },
     );
 
     expect(cut).toBe(true);
@@ -179,11 +187,13 @@ describe('the /app page in headless Chromium', () => {
 
     await page.reload();
     await page.waitForSelector('body[data-ready="true"]');
-    const row = page.locator(`tr[data-video-id="${video!.id}"]`);
-    await expect(row.locator('a', { hasText: 'VTT' }).getAttribute('href')).resolves.toBe(
-      `/api/videos/${video!.id}/captions?format=vtt`,
-    );
-    await row.locator('button', { hasText: 'Play' }).click();
+    const row = `tr[data-video-id="${video!.id}"]`;
+    expect(
+      await page.$eval(`${row} a`, (a) => (a as unknown as { getAttribute(n: string): string }).getAttribute('href')),
+    ).toBe(`/api/videos/${video!.id}/captions?format=vtt`);
+    await page.click(`${row} button`);
+    // The page asks for the caption status first, then sets the track and the source.
+    await page.waitForSelector(`#player[data-video-id="${video!.id}"] track[src]`);
 
     const played = await page.evaluate(async () => {
       const v = (globalThis as unknown as PageGlobals).document.getElementById('player')!;

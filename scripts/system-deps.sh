@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the project needs that a fresh machine may lack: ffmpeg (decoding),
 # cmake, ninja and g++ (the whisper.cpp addon build), iproute2 (the SSRF corpus' network namespace),
-# chromium (the /app page's browser test, driven by playwright-core).
+# chromium (headless, for the browser tests).
 # Idempotent: does nothing when everything is present. Needs root (or sudo) only when it installs.
 set -euo pipefail
 

@@ -60,8 +60,8 @@ export async function mediaRoutes(app: FastifyInstance, o: DataPlaneOptions): Pr
   app.get(
     '/media/videos/:id/media',
     {
-      // Players fetch many ranges while seeking.
-      config: { rateLimit: false },
+      // Players fetch many ranges while seeking: a budget of its own, larger than the default.
+      config: { rateLimitMax: 600, rateLimitPolicy: 'media' },
       schema: {
         operationId: 'getVideoMedia',
         tags: ['media'],

@@ -51,7 +51,7 @@ const projectJson = (p: Project) => ({
 
 export async function projectRoutes(
   app: FastifyInstance,
-  o: DataPlaneOptions & { mediaHosts: readonly string[] },
+  o: DataPlaneOptions & { mediaHosts: readonly string[]; sourcePorts: readonly number[] },
 ): Promise<void> {
   const { storage } = o;
 
@@ -139,7 +139,7 @@ export async function projectRoutes(
       const workspaceId = await listWorkspace(storage, request, body.workspaceId);
       const own = await resolveOwnMedia(o, body.sourceUrl);
       if (own) await requireViewer(storage, request, own.video);
-      else checkMediaHostUrl(body.sourceUrl, o.mediaHosts);
+      else checkMediaHostUrl(body.sourceUrl, o.mediaHosts, { allowedPorts: o.sourcePorts });
       const project = await storage.createProject({
         workspaceId,
         ownerId: request.auth!.userId,

@@ -6,7 +6,9 @@
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Transcript } from '../../engine/types.ts';
+import type { Admission } from '../admission.ts';
 import { requireSession } from '../auth/session.ts';
+import { clientNetwork } from '../ratelimit.ts';
 import { checkMediaHostUrl } from '../source-url.ts';
 import type { TranscribeRequest, Transcriber } from '../transcriber.ts';
 
@@ -97,6 +99,10 @@ export async function transcribeRoutes(
     mediaHosts: readonly string[];
     maxSourceBytes: number;
     transcribeMax: number;
+    sourcePorts: readonly number[];
+    admission: Admission;
+    /** Requests in flight at once per account and per client network. */
+    perCallerMax: number;
     /** The local file behind a URL on the service's own media origin (access checked), or null for any other URL. */
     ownMediaPath?: (request: FastifyRequest, sourceUrl: string) => Promise<string | null>;
   },
@@ -106,7 +112,7 @@ export async function transcribeRoutes(
     {
       onRequest: requireSession,
       preHandler: app.csrfProtection,
-      config: { rateLimit: { max: opts.transcribeMax }, rateLimitPolicy: 'transcribe' },
+      config: { rateLimitMax: opts.transcribeMax, rateLimitPolicy: 'transcribe' },
       schema: {
         operationId: 'transcribe',
         tags: ['transcribe'],
@@ -123,6 +129,9 @@ export async function transcribeRoutes(
           400: errorRef,
           401: errorRef,
           403: errorRef,
+          404: errorRef,
+          409: errorRef,
+          410: errorRef,
           413: errorRef,
           422: errorRef,
           429: errorRef,
@@ -135,7 +144,7 @@ export async function transcribeRoutes(
     async (request, reply) => {
       const body = request.body as TranscribeBody;
       const ownPath = (await opts.ownMediaPath?.(request, body.sourceUrl)) ?? null;
-      if (ownPath === null) checkMediaHostUrl(body.sourceUrl, opts.mediaHosts);
+      if (ownPath === null) checkMediaHostUrl(body.sourceUrl, opts.mediaHosts, { allowedPorts: opts.sourcePorts });
       const req: TranscribeRequest = {
         sourceUrl: body.sourceUrl,
         policy: { mode: 'allowlist', hostSuffixes: [...opts.mediaHosts] },
@@ -144,7 +153,15 @@ export async function transcribeRoutes(
       };
       if (body.language !== undefined) req.language = body.language;
       if (ownPath !== null) req.sourcePath = ownPath;
-      return transcribeForClient(opts.transcriber, request, reply, req);
+      const leave = opts.admission.enter([
+        { key: `user:${request.auth!.userId}`, max: opts.perCallerMax },
+        { key: `ip:${clientNetwork(request.ip)}`, max: opts.perCallerMax },
+      ]);
+      try {
+        return await transcribeForClient(opts.transcriber, request, reply, req);
+      } finally {
+        leave();
+      }
     },
   );
 }

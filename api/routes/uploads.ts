@@ -143,7 +143,7 @@ export async function uploadRoutes(
     };
     // Generous per-route limit: a 2 GiB upload in 5 MiB chunks is 400 PATCHes, and the upload token already
     // bounds what one client can do (one upload, size-capped, expiring).
-    const config = { rateLimit: { max: 1000 } };
+    const config = { rateLimitMax: 1000, rateLimitPolicy: 'tus' };
     const tokenHeader = {
       type: 'object',
       required: [TOKEN_HEADER, 'tus-resumable'],

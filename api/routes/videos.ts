@@ -428,7 +428,8 @@ export async function videoRoutes(app: FastifyInstance, o: DataPlaneOptions): Pr
           429: errorRef,
         },
       },
-      config: { rateLimit: { max: 10 } },
+      // Each attempt is an Argon2 verification: a small budget of its own against guessing.
+      config: { rateLimitMax: 10, rateLimitPolicy: 'unlock' },
     },
     async (request, reply) => {
       const video = await loadVideo(storage, (request.params as { id: string }).id);
