@@ -5,7 +5,6 @@
  */
 
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -116,5 +115,3 @@ export async function tusUpload(
     upload.start();
   });
 }
-
-export const readBytes = (path: string) => readFile(path);
