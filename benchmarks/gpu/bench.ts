@@ -278,6 +278,7 @@ function series(runs: InFlightRun[]) {
   return {
     wallMs: summarize(walls),
     tokens: runs.map((r) => r.tokens),
+    tokenDigests: [...new Set(runs.flatMap((r) => r.digests))],
     tokensPerWindow: round(tokensPerWindow, 1),
     tokensPerSec: summarize(
       runs.map((r) => r.tokens / (r.wallMs / 1000)),
@@ -328,13 +329,15 @@ async function batchedSweep(asr: Asr, win: Float32Array) {
       rows.push({
         batchSize: b,
         reportedBatchSize: reported,
-        // An addon without the batched decoder ignores batchSize: this row is then parallel states at B.
-        batched: reported !== null && reported > 1,
+        // An addon without the batched decoder ignores batchSize and reports none: this row is then
+        // B parallel states, not batching.
+        batchedDecoder: reported !== null,
         windows,
         runs: BATCH_RUNS,
         free: f,
         capped: c ? { maxTokens: TOKENS, ...c } : null,
-        [`at${TOKENS}TokensPerWindow`]: atTokens,
+        /** s/h at exactly `tokensPerWindow` tokens per window (the transformers peer's count). */
+        atTargetTokens: atTokens ? { tokensPerWindow: TOKENS, ...atTokens } : null,
       });
       console.log(
         `batch ${b} (reported ${reported ?? 'none'}): ${windows} windows, free ${f.wallMs.median} ms ` +
@@ -346,8 +349,22 @@ async function batchedSweep(asr: Asr, win: Float32Array) {
       await model.close();
     }
   }
-  return rows;
+  // Every window is the same audio: batched or not, each B must decode the same tokens as the first B.
+  const ref = rows[0];
+  return rows.map((r) => ({
+    ...r,
+    sameTokensAsBatch:
+      ref === undefined
+        ? null
+        : {
+            batchSize: ref.batchSize,
+            free: same(r.free.tokenDigests, ref.free.tokenDigests),
+            capped: r.capped && ref.capped ? same(r.capped.tokenDigests, ref.capped.tokenDigests) : null,
+          },
+  }));
 }
+
+const same = (a: string[], b: string[]) => a.length === b.length && a.every((x) => b.includes(x));
 
 /** The peer's JSON (gpu/peer-transformers.py), or why there is none. */
 function readPeer(path: string | undefined): PeerResult {
@@ -373,19 +390,19 @@ const parallel = asr && !BATCH_ONLY ? await parallelStates(asr, win) : undefined
 const batched = asr && BATCH_SIZES.length ? await batchedSweep(asr, win) : [];
 const peer = readPeer(values.peer);
 if (BATCH_SIZES.length && !peer.ok) notes.push(`transformers peer: ${peer.error ?? 'failed'}`);
-const atKey = `at${TOKENS}TokensPerWindow` as const;
 const anchorTransformers = TRANSFORMERS_H100_2026_11_22.secPerHour as Record<number, number>;
 const comparison = BATCH_SIZES.map((b) => {
   const ours = batched.find((r) => r.batchSize === b);
-  const oursAt = (ours?.[atKey] as { secPerAudioHour: number } | null | undefined)?.secPerAudioHour ?? null;
+  const oursAt = ours?.atTargetTokens?.secPerAudioHour ?? null;
   const theirs = peer.ok ? peer.rows?.find((r) => r.batch === b) : undefined;
   return {
     batchSize: b,
-    batched: ours?.batched ?? null,
+    batchedDecoder: ours?.batchedDecoder ?? null,
     oursSecPerHourMeasured: ours?.free.secPerAudioHour ?? null,
     oursTokensPerWindow: ours?.free.tokensPerWindow ?? null,
     oursTokensPerSec: ours?.free.tokensPerSec.median ?? null,
-    [`oursSecPerHourAt${TOKENS}`]: oursAt,
+    targetTokensPerWindow: TOKENS,
+    oursSecPerHourAtTarget: oursAt,
     transformersSecPerHour: theirs?.sec_per_audio_hour ?? null,
     transformersEncoderMsPerWindow: theirs?.encoder_ms_per_window ?? null,
     /** ours / transformers at the same B and tokens per window: below 1, ours is faster. */
@@ -467,10 +484,10 @@ const path = writeResult(name, {
 });
 const svgName = `${name}.svg`;
 const batchGroups: BarGroup[] = comparison.map((c) => ({
-  title: `batch ${c.batchSize}${c.batched ? '' : ' (addon reported no batched decoder: parallel states)'}, ${TOKENS} tokens per window`,
+  title: `batch ${c.batchSize}${c.batchedDecoder === false && c.batchSize > 1 ? ' (addon ignored batchSize: parallel states)' : ''}`,
   bars: [
-    ...(c[`oursSecPerHourAt${TOKENS}`] != null
-      ? [{ label: 'ours', median: c[`oursSecPerHourAt${TOKENS}`] as number }]
+    ...(c.oursSecPerHourAtTarget != null
+      ? [{ label: `ours at ${TOKENS} tokens`, median: c.oursSecPerHourAtTarget }]
       : []),
     ...(c.oursSecPerHourMeasured != null
       ? [{ label: `ours at ${c.oursTokensPerWindow} tokens (measured)`, median: c.oursSecPerHourMeasured }]

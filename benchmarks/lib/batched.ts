@@ -10,6 +10,7 @@
  *
  * Imports only types from the engine: the GPU harness loads this on hosts with no node_modules.
  */
+import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { AsrResult, LoadOptions, TranscribeOptions, WhisperModel } from '../../engine/asr/index.ts';
 
@@ -35,10 +36,20 @@ export function tokensOf(r: AsrResult): number {
   return r.tokens.reduce((n, seg) => n + seg.length, 0);
 }
 
+/** A short digest of a result's token ids: windows of the same audio must give the same one, batched or not. */
+export function tokenDigest(r: AsrResult): string {
+  if (!r.tokens) throw new Error('tokenDigest: transcribe() was called without rawTokens');
+  const h = createHash('sha256');
+  for (const seg of r.tokens) h.update(`${seg.map((t) => t.id).join(',')};`);
+  return h.digest('hex').slice(0, 12);
+}
+
 export interface InFlightRun {
   wallMs: number;
   windows: number;
   tokens: number;
+  /** The distinct token sequences seen (digests): one when every window decoded the same audio alike. */
+  digests: string[];
 }
 
 /** `windows` transcribe() calls over `pcm`, `inFlight` of them running at any time; wall and tokens. */
@@ -51,16 +62,19 @@ export async function runInFlight(
 ): Promise<InFlightRun> {
   let next = 0;
   let tokens = 0;
+  const digests = new Set<string>();
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: Math.min(inFlight, windows) }, async () => {
       while (next < windows) {
         next++;
-        tokens += tokensOf(await model.transcribe(pcm, { ...opts, rawTokens: true }));
+        const r = await model.transcribe(pcm, { ...opts, rawTokens: true });
+        tokens += tokensOf(r);
+        digests.add(tokenDigest(r));
       }
     }),
   );
-  return { wallMs: performance.now() - t0, windows, tokens };
+  return { wallMs: performance.now() - t0, windows, tokens, digests: [...digests] };
 }
 
 /** Seconds of device time per hour of audio: the wall of `windows` 30 s windows, scaled to 120. */
