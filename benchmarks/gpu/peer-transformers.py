@@ -115,14 +115,17 @@ def main():
         rows = []
         for b in batches:
             feats = torch.randn(b, config.num_mel_bins, FRAMES, dtype=dtype, device=a.device)
+            # One start token per window, given explicitly so the prompt length is known (no forced ids).
+            start = torch.full((b, 1), config.decoder_start_token_id, dtype=torch.long, device=a.device)
             with torch.inference_mode():
                 enc_s, enc_runs, _ = median_timed(lambda: encoder(feats), sync, a.warmup, a.runs)
                 wall_s, walls, out = median_timed(
-                    lambda: GenerationMixin.generate(model, input_features=feats, do_sample=False, num_beams=1,
+                    lambda: GenerationMixin.generate(model, input_features=feats, decoder_input_ids=start,
+                                                     do_sample=False, num_beams=1,
                                                      min_new_tokens=a.tokens, max_new_tokens=a.tokens),
                     sync, a.warmup, a.runs)
             seqs = out.sequences if hasattr(out, "sequences") else out
-            new_tokens = int(seqs.shape[1]) - 1  # after the one decoder_start_token
+            new_tokens = int(seqs.shape[1]) - int(start.shape[1])
             if new_tokens != a.tokens:
                 fail(5, f"batch {b}: generate made {new_tokens} new tokens, not {a.tokens}", a.out)
             row = {
@@ -139,7 +142,7 @@ def main():
             rows.append(row)
             print(f"peer-transformers: batch {b}: {row['wall_s']} s, {row['sec_per_audio_hour']} s/h, "
                   f"encoder {row['encoder_ms_per_window']} ms/window", file=sys.stderr)
-            del feats, out, seqs
+            del feats, start, out, seqs
             if a.device == "cuda":
                 torch.cuda.empty_cache()
     except SystemExit:

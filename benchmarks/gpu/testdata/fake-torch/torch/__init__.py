@@ -8,6 +8,7 @@ if os.environ.get("FAKE_TORCH_MISSING") == "1":
 __version__ = "0.0.0+fake"
 float16 = "float16"
 float32 = "float32"
+long = "int64"
 
 
 class _Cuda:
@@ -41,6 +42,10 @@ def manual_seed(_seed):
 
 
 def randn(*shape, dtype=None, device=None):
+    return Tensor(shape)
+
+
+def full(shape, _value, dtype=None, device=None):
     return Tensor(shape)
 
 

@@ -3,8 +3,9 @@ __version__ = "0.0.0+fake"
 
 
 class WhisperConfig:
-    def __init__(self, attn_implementation=None, **kw):
+    def __init__(self, attn_implementation=None, decoder_start_token_id=50258, **kw):
         self.__dict__.update(kw)
+        self.decoder_start_token_id = decoder_start_token_id
         self._attn_implementation = attn_implementation
 
 

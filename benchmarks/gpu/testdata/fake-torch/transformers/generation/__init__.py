@@ -4,6 +4,7 @@ from torch import Tensor
 
 class GenerationMixin:
     @staticmethod
-    def generate(model, input_features, do_sample, num_beams, min_new_tokens, max_new_tokens):
+    def generate(model, input_features, decoder_input_ids, do_sample, num_beams, min_new_tokens, max_new_tokens):
         assert not do_sample and num_beams == 1 and min_new_tokens == max_new_tokens
-        return Tensor((input_features.shape[0], 1 + max_new_tokens))
+        assert decoder_input_ids.shape[0] == input_features.shape[0]
+        return Tensor((input_features.shape[0], decoder_input_ids.shape[1] + max_new_tokens))
