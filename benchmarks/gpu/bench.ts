@@ -294,59 +294,71 @@ function series(runs: InFlightRun[]) {
  * free (the tokens the model decodes on its own) and capped at TOKENS per window (maxTokens), runs
  * interleaved; the two points give the per-window cost at exactly TOKENS (perWindowAt).
  */
+async function measureBatch(asr: Asr, win: Float32Array, b: number) {
+  const capped: TranscribeOptions = { ...DECODE, maxTokens: TOKENS };
+  const windows = BATCH_WINDOWS ?? Math.max(QUICK ? 4 : 16, 2 * b);
+  const model = await asr.WhisperModel.load(MODEL, withBatchSize(LOAD, b));
+  try {
+    if (!onGpuOrNote(model, `batch ${b}`)) return undefined;
+    const reported = reportedBatchSize(model);
+    await runInFlight(model, win, TOKENS > 0 ? capped : DECODE, b, b); // warm-up at this batch's shapes
+    const free: InFlightRun[] = [];
+    const cap: InFlightRun[] = [];
+    for (let r = 0; r < BATCH_RUNS; r++) {
+      free.push(await runInFlight(model, win, DECODE, b, windows));
+      if (TOKENS > 0) cap.push(await runInFlight(model, win, capped, b, windows));
+    }
+    const f = series(free);
+    const c = cap.length ? series(cap) : undefined;
+    const fit = c ? perWindowAt(TOKENS, f, c) : null;
+    const atTokens = fit
+      ? {
+          secPerAudioHour: round((fit.msPerWindow * WINDOWS_PER_HOUR) / 1000, 2),
+          how: 'fit of the free and capped runs: fixed + per-token cost per window',
+          fixedMsPerWindow: round(fit.fixedMs, 2),
+          msPerTokenPerWindow: round(fit.msPerToken, 4),
+        }
+      : c
+        ? {
+            secPerAudioHour: c.secPerAudioHour,
+            how: `the capped run as measured (${c.tokensPerWindow} tokens per window)`,
+          }
+        : null;
+    const row = {
+      batchSize: b,
+      reportedBatchSize: reported,
+      // An addon without the batched decoder ignores batchSize and reports none: this row is then
+      // B parallel states, not batching.
+      batchedDecoder: reported !== null,
+      windows,
+      runs: BATCH_RUNS,
+      free: f,
+      capped: c ? { maxTokens: TOKENS, ...c } : null,
+      /** s/h at exactly `tokensPerWindow` tokens per window (the transformers peer's count). */
+      atTargetTokens: atTokens ? { tokensPerWindow: TOKENS, ...atTokens } : null,
+    };
+    console.log(
+      `batch ${b} (reported ${reported ?? 'none'}): ${windows} windows, free ${f.wallMs.median} ms ` +
+        `(${f.tokensPerWindow} tok/window, ${f.tokensPerSec.median} tok/s, ${f.secPerAudioHour} s/h)` +
+        (c ? `, capped ${c.wallMs.median} ms (${c.tokensPerWindow} tok/window, ${c.secPerAudioHour} s/h)` : '') +
+        (atTokens ? `; at ${TOKENS} tokens/window ${atTokens.secPerAudioHour} s/h` : ''),
+    );
+    return row;
+  } finally {
+    await model.close();
+  }
+}
+
 async function batchedSweep(asr: Asr, win: Float32Array) {
   const rows = [];
-  const capped: TranscribeOptions = { ...DECODE, maxTokens: TOKENS };
   for (const b of BATCH_SIZES) {
-    const windows = BATCH_WINDOWS ?? Math.max(QUICK ? 4 : 16, 2 * b);
-    const model = await asr.WhisperModel.load(MODEL, withBatchSize(LOAD, b));
+    // One batch size failing (out of memory with B parallel states, say) must not lose the others.
     try {
-      if (!onGpuOrNote(model, `batch ${b}`)) continue;
-      const reported = reportedBatchSize(model);
-      await runInFlight(model, win, TOKENS > 0 ? capped : DECODE, b, b); // warm-up at this batch's shapes
-      const free: InFlightRun[] = [];
-      const cap: InFlightRun[] = [];
-      for (let r = 0; r < BATCH_RUNS; r++) {
-        free.push(await runInFlight(model, win, DECODE, b, windows));
-        if (TOKENS > 0) cap.push(await runInFlight(model, win, capped, b, windows));
-      }
-      const f = series(free);
-      const c = cap.length ? series(cap) : undefined;
-      const fit = c ? perWindowAt(TOKENS, f, c) : null;
-      const atTokens = fit
-        ? {
-            secPerAudioHour: round((fit.msPerWindow * WINDOWS_PER_HOUR) / 1000, 2),
-            how: 'fit of the free and capped runs: fixed + per-token cost per window',
-            fixedMsPerWindow: round(fit.fixedMs, 2),
-            msPerTokenPerWindow: round(fit.msPerToken, 4),
-          }
-        : c
-          ? {
-              secPerAudioHour: c.secPerAudioHour,
-              how: `the capped run as measured (${c.tokensPerWindow} tokens per window)`,
-            }
-          : null;
-      rows.push({
-        batchSize: b,
-        reportedBatchSize: reported,
-        // An addon without the batched decoder ignores batchSize and reports none: this row is then
-        // B parallel states, not batching.
-        batchedDecoder: reported !== null,
-        windows,
-        runs: BATCH_RUNS,
-        free: f,
-        capped: c ? { maxTokens: TOKENS, ...c } : null,
-        /** s/h at exactly `tokensPerWindow` tokens per window (the transformers peer's count). */
-        atTargetTokens: atTokens ? { tokensPerWindow: TOKENS, ...atTokens } : null,
-      });
-      console.log(
-        `batch ${b} (reported ${reported ?? 'none'}): ${windows} windows, free ${f.wallMs.median} ms ` +
-          `(${f.tokensPerWindow} tok/window, ${f.tokensPerSec.median} tok/s, ${f.secPerAudioHour} s/h)` +
-          (c ? `, capped ${c.wallMs.median} ms (${c.tokensPerWindow} tok/window, ${c.secPerAudioHour} s/h)` : '') +
-          (atTokens ? `; at ${TOKENS} tokens/window ${atTokens.secPerAudioHour} s/h` : ''),
-      );
-    } finally {
-      await model.close();
+      const row = await measureBatch(asr, win, b);
+      if (row) rows.push(row);
+    } catch (err) {
+      notes.push(`batch ${b} failed: ${(err as Error).message}`);
+      console.error(`batch ${b} failed:`, err);
     }
   }
   // Every window is the same audio: batched or not, each B must decode the same tokens as the first B.
@@ -405,6 +417,7 @@ const comparison = BATCH_SIZES.map((b) => {
     oursSecPerHourAtTarget: oursAt,
     transformersSecPerHour: theirs?.sec_per_audio_hour ?? null,
     transformersEncoderMsPerWindow: theirs?.encoder_ms_per_window ?? null,
+    transformersError: theirs?.error ?? null,
     /** ours / transformers at the same B and tokens per window: below 1, ours is faster. */
     oursOverTransformers: secPerHourRatio(oursAt, theirs?.sec_per_audio_hour),
     // The committed H100 anchor (results/gpu-h100-2026-11-22/), only meaningful on an H100.

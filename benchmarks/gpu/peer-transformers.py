@@ -15,8 +15,9 @@ encoder_s, ms_per_step, sec_per_audio_hour) plus the runs and encoder ms per win
       [--warmup 1] [--device cuda|cpu] [--shape large-v3|tiny] [--out FILE]
 --device cpu (default shape tiny, fp32) is a dry run of the script, not a measurement.
 
-JSON on stdout and in --out. Exit codes: 0 measured; 2 bad arguments; 3 torch or transformers
-missing; 4 CUDA asked for and not available; 5 the measurement failed. On failure the message goes to
+JSON on stdout and in --out. Exit codes: 0 measured (a batch size that failed, e.g. out of memory, is
+a row {"batch", "error"}); 2 bad arguments; 3 torch or transformers missing; 4 CUDA asked for and not
+available; 5 the measurement failed (the model, or every batch size). On failure the message goes to
 stderr and, when --out is given, {"ok": false, "error": ...} to the file, so the harness can say why.
 """
 
@@ -61,6 +62,38 @@ def median_timed(fn, sync, warmup, runs):
         sync()
         walls.append(time.perf_counter() - t0)
     return statistics.median(walls), walls, result
+
+
+def measure(torch, GenerationMixin, model, encoder, config, b, dtype, sync, a):
+    """One batch size: the encoder alone, then generate with exactly a.tokens new tokens; medians."""
+    feats = torch.randn(b, config.num_mel_bins, FRAMES, dtype=dtype, device=a.device)
+    # One start token per window, given explicitly so the prompt length is known (no forced ids).
+    start = torch.full((b, 1), config.decoder_start_token_id, dtype=torch.long, device=a.device)
+    with torch.inference_mode():
+        enc_s, enc_runs, _ = median_timed(lambda: encoder(feats), sync, a.warmup, a.runs)
+        wall_s, walls, out = median_timed(
+            lambda: GenerationMixin.generate(model, input_features=feats, decoder_input_ids=start,
+                                             do_sample=False, num_beams=1,
+                                             min_new_tokens=a.tokens, max_new_tokens=a.tokens),
+            sync, a.warmup, a.runs)
+    seqs = out.sequences if hasattr(out, "sequences") else out
+    new_tokens = int(seqs.shape[1]) - int(start.shape[1])
+    if new_tokens != a.tokens:
+        raise RuntimeError(f"generate made {new_tokens} new tokens, not {a.tokens}")
+    row = {
+        "batch": b,
+        "tokens": new_tokens,
+        "wall_s": round(wall_s, 4),
+        "encoder_s": round(enc_s, 4),
+        "ms_per_step": round((wall_s - enc_s) / new_tokens * 1000, 3),
+        "sec_per_audio_hour": round(wall_s / (b * WINDOW_S) * 3600, 2),
+        "encoder_ms_per_window": round(enc_s / b * 1000, 2),
+        "wall_s_runs": [round(w, 4) for w in walls],
+        "encoder_s_runs": [round(w, 4) for w in enc_runs],
+    }
+    print(f"peer-transformers: batch {b}: {row['wall_s']} s, {row['sec_per_audio_hour']} s/h, "
+          f"encoder {row['encoder_ms_per_window']} ms/window", file=sys.stderr)
+    return row
 
 
 def main():
@@ -114,37 +147,15 @@ def main():
         encoder = model.get_encoder()
         rows = []
         for b in batches:
-            feats = torch.randn(b, config.num_mel_bins, FRAMES, dtype=dtype, device=a.device)
-            # One start token per window, given explicitly so the prompt length is known (no forced ids).
-            start = torch.full((b, 1), config.decoder_start_token_id, dtype=torch.long, device=a.device)
-            with torch.inference_mode():
-                enc_s, enc_runs, _ = median_timed(lambda: encoder(feats), sync, a.warmup, a.runs)
-                wall_s, walls, out = median_timed(
-                    lambda: GenerationMixin.generate(model, input_features=feats, decoder_input_ids=start,
-                                                     do_sample=False, num_beams=1,
-                                                     min_new_tokens=a.tokens, max_new_tokens=a.tokens),
-                    sync, a.warmup, a.runs)
-            seqs = out.sequences if hasattr(out, "sequences") else out
-            new_tokens = int(seqs.shape[1]) - int(start.shape[1])
-            if new_tokens != a.tokens:
-                fail(5, f"batch {b}: generate made {new_tokens} new tokens, not {a.tokens}", a.out)
-            row = {
-                "batch": b,
-                "tokens": new_tokens,
-                "wall_s": round(wall_s, 4),
-                "encoder_s": round(enc_s, 4),
-                "ms_per_step": round((wall_s - enc_s) / new_tokens * 1000, 3),
-                "sec_per_audio_hour": round(wall_s / (b * WINDOW_S) * 3600, 2),
-                "encoder_ms_per_window": round(enc_s / b * 1000, 2),
-                "wall_s_runs": [round(w, 4) for w in walls],
-                "encoder_s_runs": [round(w, 4) for w in enc_runs],
-            }
-            rows.append(row)
-            print(f"peer-transformers: batch {b}: {row['wall_s']} s, {row['sec_per_audio_hour']} s/h, "
-                  f"encoder {row['encoder_ms_per_window']} ms/window", file=sys.stderr)
-            del feats, start, out, seqs
+            try:
+                rows.append(measure(torch, GenerationMixin, model, encoder, config, b, dtype, sync, a))
+            except Exception as e:  # out of memory at a large batch: keep the other batch sizes
+                rows.append({"batch": b, "error": f"{type(e).__name__}: {e}"})
+                print(f"peer-transformers: batch {b} failed: {type(e).__name__}: {e}", file=sys.stderr)
             if a.device == "cuda":
                 torch.cuda.empty_cache()
+        if not any("error" not in r for r in rows):
+            fail(5, "every batch size failed: " + "; ".join(f"{r['batch']}: {r['error']}" for r in rows), a.out)
     except SystemExit:
         raise
     except Exception as e:  # out of memory, an API that moved: say which, as data

@@ -41,6 +41,16 @@ describe.skipIf(!python)('peer-transformers.py', () => {
     }
   });
 
+  it('keeps the other batch sizes when one fails, and fails when all do', () => {
+    const r = peer(['--batch-sizes', '1,8'], { FAKE_TORCH_CUDA: '1', FAKE_TORCH_OOM_BATCH: '8' });
+    expect(r.status).toBe(0);
+    expect(r.json.rows[0]).toMatchObject({ batch: 1, tokens: 100 });
+    expect(r.json.rows[1]).toEqual({ batch: 8, error: 'RuntimeError: CUDA out of memory (fake)' });
+    const all = peer(['--batch-sizes', '8'], { FAKE_TORCH_CUDA: '1', FAKE_TORCH_OOM_BATCH: '8' });
+    expect(all.status).toBe(5);
+    expect(all.json.error).toMatch(/every batch size failed/);
+  });
+
   it('runs tiny on the CPU as a dry run', () => {
     const r = peer(['--batch-sizes', '1', '--device', 'cpu'], {});
     expect(r.status).toBe(0);

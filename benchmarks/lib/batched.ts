@@ -127,11 +127,13 @@ export const parseList = (s: string): number[] =>
 /** A row of gpu/peer-transformers.py's result (the fields of results/gpu-h100-2026-11-22/hf-anchor-*.json). */
 export interface PeerRow {
   batch: number;
-  tokens: number;
-  wall_s: number;
-  encoder_s: number;
-  ms_per_step: number;
-  sec_per_audio_hour: number;
+  /** Set instead of the figures when this batch size failed (out of memory, say). */
+  error?: string;
+  tokens?: number;
+  wall_s?: number;
+  encoder_s?: number;
+  ms_per_step?: number;
+  sec_per_audio_hour?: number;
   encoder_ms_per_window?: number;
 }
 
