@@ -10,18 +10,41 @@ import swagger from '@fastify/swagger';
 import { HTTPFacilitatorClient } from '@x402/core/http';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Redis } from 'ioredis';
+import { Admission } from './admission.ts';
 import { OidcClient } from './auth/oidc.ts';
 import { authRoutes, installSessionHook } from './auth/routes.ts';
 import type { Config } from './config.ts';
 import { ApiError, errorBodySchema, toErrorResponse } from './errors.ts';
-import { registerRateLimit } from './ratelimit.ts';
+import { requireViewer } from './media/access.ts';
+import { CaptionJobs } from './media/caption-jobs.ts';
+import { MediaFiles } from './media/files.ts';
+import { AuthLimiter, registerRateLimit } from './ratelimit.ts';
 import { type AgentOptions, agentRoutes } from './routes/agent.ts';
+import { appPageRoutes } from './routes/app-page.ts';
+import { captionRoutes } from './routes/captions.ts';
+import { folderRoutes } from './routes/folders.ts';
+import { mediaRoutes, resolveOwnMedia } from './routes/media.ts';
+import { projectRoutes } from './routes/projects.ts';
 import { transcribeRoutes } from './routes/transcribe.ts';
+import { uploadRoutes } from './routes/uploads.ts';
+import { type DataPlaneOptions, videoRoutes } from './routes/videos.ts';
 import type { Storage } from './storage/types.ts';
 import type { Transcriber } from './transcriber.ts';
 import { MemoryNonceLock, type NonceLock, RedisNonceLock } from './x402/nonce-lock.ts';
 
 export const SERVICE_NAME = 'transcribe-api';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The data plane's background work, for the service's timers and for tests. */
+    dataPlane: {
+      jobs: CaptionJobs;
+      files: MediaFiles;
+      /** Removes uploads not completed before their expiry (also run on a timer). */
+      sweepExpiredUploads(now?: Date): Promise<number>;
+    };
+  }
+}
 
 export interface AppDeps {
   storage: Storage;
@@ -35,22 +58,36 @@ export interface AppDeps {
   logger?: FastifyServerOptions['logger'];
   /** Seconds an x402 authorization must have left on arrival (default 30); tests shorten it. */
   x402SettleMarginSec?: number;
+  /** Longest wait on one facilitator call; default `config.x402.facilitatorTimeoutMs`. Tests shorten it. */
+  facilitatorTimeoutMs?: number;
   /** Test-only: lets openid-client talk to a local provider over plain http. Never from config. */
   oidcAllowInsecureRequests?: boolean;
 }
 
 export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise<FastifyInstance> {
   const secure = config.publicUrl.startsWith('https:');
+  const t = config.timeouts;
   const app = Fastify({
     logger: deps.logger ?? false,
-    trustProxy: config.trustProxy,
+    trustProxy: trustProxyOption(config.trustProxy),
+    // A client that trickles its headers or body, or idles on a kept-alive socket, is cut off.
+    requestTimeout: t.requestMs,
+    keepAliveTimeout: t.keepAliveMs,
+    // Fastify's types know `http` only with http2 settings; these are node:http's own.
+    ...({
+      http: {
+        headersTimeout: t.headersMs,
+        // Node checks the two clocks above only this often (30 s by default).
+        connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(Math.min(t.requestMs, t.headersMs) / 2))),
+      },
+    } as object),
     bodyLimit: 64 * 1024,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   });
 
   app.setErrorHandler((err, request, reply) => {
     const mapped = toErrorResponse(err);
-    if (mapped.internal) request.log.error({ err }, 'request failed');
+    if (mapped.internal) request.log.error({ err: loggableError(err) }, 'request failed');
     if (mapped.headers) reply.headers(mapped.headers);
     return reply.code(mapped.body.statusCode).type('application/json; charset=utf-8').send(mapped.body);
   });
@@ -86,7 +123,6 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     },
   });
 
-  installSessionHook(app, { storage: deps.storage, secure });
   const rl: Parameters<typeof registerRateLimit>[1] = {
     max: config.rateLimit.max,
     windowSec: config.rateLimit.windowSec,
@@ -96,6 +132,9 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     rl.nameSpace = `${deps.redisPrefix ?? 'api:'}rl:`;
   }
   await registerRateLimit(app, rl);
+  // After the per-network limiter: a flood of made-up cookies is refused before any lookup.
+  installSessionHook(app, { storage: deps.storage, secure });
+  const admission = new Admission({ maxPending: config.admission.maxPending, retryAfterSec: 5 });
 
   app.get('/openapi.json', { schema: { hide: true }, config: { rateLimit: false } }, async () => app.swagger());
   app.get(
@@ -121,6 +160,7 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     storage: deps.storage,
     secure,
     sessionTtlSec: config.sessionTtlSec,
+    limiter: new AuthLimiter(app, config.authLimits),
   };
   if (config.google) {
     authOpts.google = new OidcClient({
@@ -130,16 +170,67 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     });
   }
   await authRoutes(app, authOpts);
+  const files = new MediaFiles(config.media.dir);
+  const jobs = new CaptionJobs({
+    storage: deps.storage,
+    transcriber: deps.transcriber,
+    files,
+    onError: (err, videoId) => app.log.error({ err, videoId }, 'caption generation failed'),
+  });
+  const dataPlane: DataPlaneOptions = { storage: deps.storage, files, jobs, mediaOrigin: config.media.origin, secure };
+  await videoRoutes(app, dataPlane);
+  await folderRoutes(app, dataPlane);
+  await captionRoutes(app, dataPlane);
+  await mediaRoutes(app, dataPlane);
+  await projectRoutes(app, { ...dataPlane, mediaHosts: config.mediaHosts, sourcePorts: config.sourcePorts });
+  const uploads = await uploadRoutes(app, {
+    ...dataPlane,
+    publicUrl: config.publicUrl,
+    authSecret: config.authSecret,
+    maxUploadBytes: config.media.maxUploadBytes,
+    uploadTtlSec: config.media.uploadTtlSec,
+  });
+  await appPageRoutes(app, { mediaOrigin: config.media.origin, publicUrl: config.publicUrl });
+  app.decorate('dataPlane', { jobs, files, sweepExpiredUploads: uploads.sweep });
+  // Abandoned uploads are swept a few times per TTL; the timer never keeps the process alive.
+  const sweeper = setInterval(
+    () => void uploads.sweep().catch((err: unknown) => app.log.error({ err }, 'upload sweep failed')),
+    Math.min(config.media.uploadTtlSec * 250, 10 * 60_000),
+  );
+  sweeper.unref();
+  app.addHook('onClose', async () => {
+    clearInterval(sweeper);
+    await jobs.close();
+  });
+
   await transcribeRoutes(app, {
     transcriber: deps.transcriber,
     mediaHosts: config.mediaHosts,
     maxSourceBytes: config.maxSourceBytes,
     transcribeMax: config.rateLimit.transcribeMax,
+    sourcePorts: config.sourcePorts,
+    admission,
+    perCallerMax: config.admission.perCallerMax,
+    // Our own media origin's URLs are read from disk, after the same viewing gates a browser meets.
+    async ownMediaPath(request, sourceUrl) {
+      const own = await resolveOwnMedia(dataPlane, sourceUrl);
+      if (!own) return null;
+      await requireViewer(deps.storage, request, own.video);
+      if (own.video.state !== 'ready') throw new ApiError(409, 'MEDIA_NOT_READY', 'The upload is not complete.');
+      return files.mediaPath(own.video.id);
+    },
   });
   await agentRoutes(app, {
     config,
     transcriber: deps.transcriber,
-    facilitator: deps.facilitator ?? new HTTPFacilitatorClient({ url: config.x402.facilitatorUrl }),
+    facilitator:
+      deps.facilitator ??
+      new HTTPFacilitatorClient({
+        url: config.x402.facilitatorUrl,
+        timeoutMs: deps.facilitatorTimeoutMs ?? config.x402.facilitatorTimeoutMs,
+      }),
+    facilitatorTimeoutMs: deps.facilitatorTimeoutMs ?? config.x402.facilitatorTimeoutMs,
+    admission,
     nonceLock:
       deps.nonceLock ??
       (deps.redis ? new RedisNonceLock(deps.redis, `${deps.redisPrefix ?? 'api:'}x402-nonce:`) : new MemoryNonceLock()),
@@ -147,4 +238,29 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     ...(deps.x402SettleMarginSec !== undefined ? { settleMarginSec: deps.x402SettleMarginSec } : {}),
   });
   return app;
+}
+
+/** A hop count becomes proxy-addr's own rule (trust the nearest N hops); a list is passed as is. */
+function trustProxyOption(
+  value: Config['trustProxy'],
+): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (value === false) return false;
+  if (typeof value === 'number') return (_address, hop) => hop < value;
+  return [...value];
+}
+
+/**
+ * What of an unexpected error goes to the log: its kind, code, message and stack. Database
+ * drivers hang the statement and its parameters on their errors (`query`, `params`,
+ * `parameters`, `detail`), and those hold what users typed, emails included.
+ */
+function loggableError(err: unknown): Record<string, unknown> {
+  if (!(err instanceof Error)) return { type: typeof err };
+  const e = err as Error & { code?: unknown };
+  return {
+    type: e.name,
+    message: e.message,
+    ...(typeof e.code === 'string' ? { code: e.code } : {}),
+    ...(e.stack ? { stack: e.stack } : {}),
+  };
 }

@@ -14,11 +14,18 @@ export type { SourcePolicy };
 
 export interface TranscribeRequest {
   sourceUrl: string;
+  /**
+   * Media already on this service's own media host (an upload): read from this local path
+   * instead of fetching `sourceUrl`. Only set by the service itself, never from a caller's string.
+   */
+  sourcePath?: string;
   policy: SourcePolicy;
   language?: string;
   wordTimestamps: boolean;
   /** Byte cap on the remote media. */
   maxBytes: number;
+  /** The fetch's whole budget, whatever the origin's pace (the paid route sets it). */
+  fetchTimeoutMs?: number;
 }
 
 export interface Transcriber {
@@ -38,6 +45,8 @@ export interface ServiceTranscriberOptions {
   redisUrl?: string;
   /** Tests pass a fetcher that trusts a test CA; production builds the default one. */
   fetcher?: FetcherLike;
+  /** Ports a media URL may name, for the default fetcher (config.sourcePorts). */
+  allowedPorts?: readonly number[];
   threads?: number;
   /** Jobs worked at once by the in-process worker (default 1: one model, the machine's cores). */
   concurrency?: number;
@@ -66,7 +75,9 @@ export async function createServiceTranscriber(opts: ServiceTranscriberOptions):
     if (opts.threads !== undefined) o.threads = opts.threads;
     return createEngine(o, { signal });
   }, opts.model);
-  const ownFetcher = opts.fetcher ? undefined : new SafeFetcher();
+  const ownFetcher = opts.fetcher
+    ? undefined
+    : new SafeFetcher(opts.allowedPorts ? { allowedPorts: opts.allowedPorts } : {});
   const fetcher = opts.fetcher ?? ownFetcher!;
   const processor = createEngineProcessor({ engineFor: (_model, signal) => engines.get(undefined, signal), fetcher });
   await queue.work(processor, { concurrency: opts.concurrency ?? 1 });

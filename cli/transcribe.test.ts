@@ -219,16 +219,32 @@ describe('transcribe CLI', () => {
 
     // Loopback spellings only: a policy bug must not be able to send a packet off this machine.
     // The full corpus (220 cases) runs in engine/source inside a loopback-only network namespace.
-    const hosts = ['127.0.0.1', 'localhost', '[::1]', '2130706433', '0x7f000001', '127.1', '[::ffff:127.0.0.1]'];
-    for (const host of hosts) {
-      it(`https://${host}:PORT/a.mp3 → SOURCE_ADDRESS_BLOCKED`, async () => {
-        const before = connections;
-        const r = await transcribe([`https://${host}:${port}/a.mp3`, '--model', 'synthetic-tiny'], 60_000);
+    // On the default port (media is fetched from 443 only): the address itself is refused. An IPv6
+    // spelling of an IPv4 address is not a canonical URL at all.
+    const hosts: Array<[string, string]> = [
+      ['127.0.0.1', 'SOURCE_ADDRESS_BLOCKED'],
+      ['localhost', 'SOURCE_ADDRESS_BLOCKED'],
+      ['[::1]', 'SOURCE_ADDRESS_BLOCKED'],
+      ['2130706433', 'SOURCE_ADDRESS_BLOCKED'],
+      ['0x7f000001', 'SOURCE_ADDRESS_BLOCKED'],
+      ['127.1', 'SOURCE_ADDRESS_BLOCKED'],
+      ['[::ffff:127.0.0.1]', 'SOURCE_URL_INVALID'],
+    ];
+    for (const [host, code] of hosts) {
+      it(`https://${host}/a.mp3 → ${code}`, async () => {
+        const r = await transcribe([`https://${host}/a.mp3`, '--model', 'synthetic-tiny'], 60_000);
         expect(r.code).toBe(1);
-        expect(r.stderr).toMatch(/^error: SOURCE_ADDRESS_BLOCKED /m);
-        expect(connections).toBe(before);
+        expect(r.stderr).toMatch(new RegExp(`^error: ${code} `, 'm'));
       });
     }
+
+    it('https://127.0.0.1:PORT (a listener there) → SOURCE_PORT_NOT_ALLOWED, no connection', async () => {
+      const before = connections;
+      const r = await transcribe([`https://127.0.0.1:${port}/a.mp3`, '--model', 'synthetic-tiny'], 60_000);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/^error: SOURCE_PORT_NOT_ALLOWED /m);
+      expect(connections).toBe(before);
+    });
 
     it('http:// → SOURCE_SCHEME_NOT_ALLOWED; userinfo → SOURCE_URL_INVALID', async () => {
       const http = await transcribe([`http://127.0.0.1:${port}/a.mp3`, '--model', 'synthetic-tiny'], 60_000);

@@ -24,7 +24,7 @@ const USAGE = `usage: transcribe <file-or-url> [options]
   --concurrency N         windows decoded at once (default: auto)
   --batch-size N|auto     windows whose decoder steps share one graph (default auto; 1 = unbatched)
   --translate             translate to English
-  --no-vad                give the whole file to whisper.cpp (no speech windows)
+  --no-vad                decode every 30 s of audio, silence included (no speech detection)
   --vad-model FILE        Silero VAD in ggml form: run VAD inside whisper.cpp (default: ONNX via onnxruntime)
   --max-duration SEC      refuse media longer than this (default 14400)
   --models-dir DIR        model cache directory

@@ -12,7 +12,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveModel } from '../models/index.ts';
 import { codeOf } from '../test-support/errors.ts';
 import { fixture } from '../test-support/fixtures.ts';
-import { decodeToPcm } from './decode/index.ts';
 import { ffmpegChildren } from './decode/test-helpers.ts';
 import { createEngine, type Engine } from './index.ts';
 import { SafeFetcher } from './source/index.ts';
@@ -37,7 +36,7 @@ beforeAll(async () => {
     res.end(wav);
   });
   // Test-only: trust the test CA and admit 127.0.0.0/8 (never reachable from configuration).
-  fetcher = new SafeFetcher({ ca: pki.ca, dangerouslyAllowLoopback: true });
+  fetcher = new SafeFetcher({ ca: pki.ca, dangerouslyAllowLoopback: true, allowedPorts: 'any' });
   const model = await resolveModel('synthetic-tiny');
   engine = await createEngine({ modelPath: model.path, threads: 1, concurrency: 2, fetcher });
 });
@@ -143,16 +142,42 @@ describe('createEngine().transcribe', () => {
     expect(await ffmpegChildren()).toEqual([]);
   });
 
-  it('without VAD hands whisper.cpp the whole file, exactly as a direct addon call', async () => {
+  it('without VAD streams 30 s windows, silence included: the model never holds more than a window', async () => {
     const modelPath = (await resolveModel('synthetic-tiny')).path;
-    const whole = await createEngine({ modelPath, threads: 1, vad: false });
+    const noVad = await createEngine({ modelPath, threads: 1, concurrency: 1, vad: false });
+    // 70 s: jfk.wav looped. A spy on the real model: the windows it is handed are the observable.
+    const seen: number[] = [];
+    const transcribe = noVad.model.transcribe.bind(noVad.model);
+    noVad.model.transcribe = (pcm, opts, run) => {
+      seen.push(pcm.length / 16000);
+      return transcribe(pcm, opts, run);
+    };
     try {
-      const viaEngine = await whole.transcribe(resolve(JFK, 'jfk.flac'));
-      const pcm = await decodeToPcm({ path: resolve(JFK, 'jfk.flac') });
-      const { tokens: _t, ...direct } = await whole.model.transcribe(pcm, { threads: 1 });
-      expect(viaEngine).toEqual(direct);
+      const { stdout } = await execFileP(
+        'ffmpeg',
+        ['-hide_banner', '-loglevel', 'error', '-stream_loop', '6', '-i', resolve(JFK, 'jfk.wav')].concat([
+          '-t',
+          '70',
+          '-ac',
+          '1',
+          '-ar',
+          '16000',
+          '-f',
+          'wav',
+          '-',
+        ]),
+        { encoding: 'buffer', maxBuffer: 8 << 20 },
+      );
+      const t = await noVad.transcribe({ stream: Readable.from([stdout]) });
+      expect(t.duration).toBeCloseTo(70, 1);
+      expect(seen.map((s) => Math.round(s))).toEqual([30, 30, 10]);
+      expect(t.segments.length).toBeGreaterThan(0);
+      for (const s of t.segments) {
+        expect(s.start).toBeGreaterThanOrEqual(0);
+        expect(s.end).toBeLessThanOrEqual(70.01);
+      }
     } finally {
-      await whole.close();
+      await noVad.close();
     }
   });
 });

@@ -9,7 +9,7 @@
  */
 import type { Readable } from 'node:stream';
 import { type LoadOptions, WhisperModel } from './asr/index.ts';
-import { type DecodeOptions, decodeStream, decodeToPcm } from './decode/index.ts';
+import { type DecodeOptions, decodeStream } from './decode/index.ts';
 import { throwIfAborted, untilAborted } from './errors.ts';
 import { type PipelineOptions, transcribeStream } from './pipeline/index.ts';
 import { SafeFetcher, type SourcePolicy } from './source/index.ts';
@@ -39,7 +39,7 @@ export interface EngineOptions {
    * Overrides `load.batchSize`.
    */
   batchSize?: number | 'auto';
-  /** Voice activity detection; false hands the whole file to whisper.cpp as-is (its own 30 s seek). */
+  /** Voice activity detection; false decodes every 30 s of audio, silence included, window by window. */
   vad?: PipelineOptions['vad'] | false;
   /**
    * Silero VAD weights in whisper.cpp's ggml form: VAD runs inside whisper.cpp (≈1.5× faster per
@@ -127,17 +127,14 @@ export async function createEngine(options: EngineOptions, run: Pick<RunOptions,
           timeoutMs: options.decodeTimeoutMs,
           ...run,
         };
-        if (options.vad === false) {
-          // The whole file in one whisper.cpp call, exactly as whisper-cli would see it (its own
-          // 30 s seek, no window cuts): the path the parity tests compare.
-          const pcm = await decodeToPcm(input, decode);
-          const { tokens: _tokens, ...transcript } = await model.transcribe(pcm, { ...asr, threads }, run);
-          return transcript;
-        }
+        // Without VAD the audio still streams, in fixed 30 s windows: memory stays flat at any
+        // duration (one buffer for a 4-hour file was ~2.8 GB). whisper-cli's whole-file seek is
+        // WhisperModel.transcribe on decodeToPcm's buffer (the parity tests and benchmarks do that).
+        const vad = options.vad === false ? false : { ...options.vad, detector };
         return await transcribeStream(
           decodeStream(input, decode),
           model,
-          { ...asr, threads, concurrency: options.concurrency ?? 'auto', vad: { ...options.vad, detector } },
+          { ...asr, threads, concurrency: options.concurrency ?? 'auto', vad },
           run,
         );
       } finally {

@@ -6,7 +6,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createBullmqQueue } from './bullmq-queue.ts';
+import { createBullmqQueue, readEvictionPolicy } from './bullmq-queue.ts';
 import { QueueError } from './errors.ts';
 import { assertRedisReachable, createTestBullmqQueue, freshQueueName, REDIS_URL } from './testing/redis.ts';
 import { createStandinProcessor } from './testing/standin.ts';
@@ -85,10 +85,24 @@ describe('Redis eviction policy', () => {
     expect(warnings[0]).toMatch(/noeviction/);
   });
 
-  it('accepts the shared Redis, which is set to noeviction', async () => {
+  it('accepts the shared Redis, which is set to noeviction, without a warning', async () => {
     await assertRedisReachable();
-    const q = await createBullmqQueue({ redisUrl: REDIS_URL, name: freshQueueName() });
+    const { Redis } = await import('ioredis');
+    const client = new Redis(REDIS_URL);
+    try {
+      expect(await readEvictionPolicy(client)).toBe('noeviction');
+    } finally {
+      client.disconnect();
+    }
+    const warnings: string[] = [];
+    const q = await createBullmqQueue({
+      redisUrl: REDIS_URL,
+      name: freshQueueName(),
+      onWarning: (m) => warnings.push(m),
+    });
+    expect(q.kind).toBe('bullmq');
     await q.close();
+    expect(warnings).toEqual([]);
   });
 
   it('answers QUEUE_MISCONFIGURED when nothing listens at the URL', async () => {

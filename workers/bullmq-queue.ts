@@ -22,6 +22,7 @@ import { Redis } from 'ioredis';
 import { abortError, EngineError } from '../engine/errors.ts';
 import type { Progress, Transcript } from '../engine/types.ts';
 import { QueueError } from './errors.ts';
+import { JobListeners, type Listener, type Outcome, waitForJob } from './job-events.ts';
 import { throttleProgress, validateJobInput } from './job-input.ts';
 import {
   type BackoffOptions,
@@ -37,7 +38,6 @@ import type {
   CancelReason,
   CloseWorkerOptions,
   EnqueueOptions,
-  JobEvent,
   JobFailure,
   JobProcessor,
   JobQueue,
@@ -141,8 +141,6 @@ export async function createBullmqQueue(options: BullmqQueueOptions): Promise<Bu
   return new BullmqQueue(options, client);
 }
 
-type Listener = (event: JobEvent) => void;
-
 export class BullmqQueue implements JobQueue {
   readonly kind = 'bullmq' as const;
   readonly #options: BullmqQueueOptions;
@@ -154,7 +152,7 @@ export class BullmqQueue implements JobQueue {
   readonly #connections = new Set<Redis>();
   /** Every pending wait()'s re-read of its job's stored state, run when the event stream reconnects. */
   readonly #rechecks = new Set<() => void>();
-  readonly #listeners = new Map<string, Set<Listener>>();
+  readonly #listeners = new JobListeners();
   readonly #workers = new Set<JobWorker>();
   #events: Promise<QueueEvents> | undefined;
   #closed = false;
@@ -237,7 +235,7 @@ export class BullmqQueue implements JobQueue {
       await job.remove().catch(() => undefined);
     }
     await this.#client.publish(this.#cancelChannel(), id);
-    this.#dispatch({ type: 'cancelled', id });
+    this.#listeners.emit({ type: 'cancelled', id });
     return true;
   }
 
@@ -255,45 +253,25 @@ export class BullmqQueue implements JobQueue {
   }
 
   async wait(id: string, options: WaitOptions = {}): Promise<Transcript> {
-    const { signal, onProgress } = options;
-    if (signal?.aborted) throw abortError(signal, 'wait for the job');
+    if (options.signal?.aborted) throw abortError(options.signal, 'wait for the job');
     await this.#ensureEvents();
-    return new Promise<Transcript>((resolve, reject) => {
-      let done = false;
-      const finish = (fn: () => void) => {
-        if (done) return;
-        done = true;
-        this.#rechecks.delete(settle);
-        unlisten();
-        signal?.removeEventListener('abort', onAbort);
-        fn();
-      };
-      const onAbort = () => finish(() => reject(abortError(signal, 'wait for the job')));
-      // Any terminal-looking event is checked against the stored state, which is the truth.
-      const settle = () => {
-        this.#settledOutcome(id).then(
-          (outcome) => {
-            if (outcome) finish(() => (outcome.ok ? resolve(outcome.value) : reject(outcome.error)));
-          },
-          (err) => finish(() => reject(err)),
-        );
-      };
-      const unlisten = this.#listen(id, (event) => {
-        if (event.type === 'progress') onProgress?.(event.progress);
-        else settle();
-      });
-      signal?.addEventListener('abort', onAbort, { once: true });
-      // Listening first, then reading the state: a job that finished in between is not missed. The
-      // stream reader resumes from its last id, so the only gap is a dropped connection: the state
-      // is re-read when it comes back (#ensureEvents), never on a timer.
-      this.#rechecks.add(settle);
-      settle();
-    });
+    // The stream reader resumes from its last id, so the only gap is a dropped connection: every
+    // waiter re-reads its job when it comes back (#ensureEvents).
+    return waitForJob(
+      this.#listeners,
+      id,
+      () => this.#settledOutcome(id),
+      options,
+      (recheck) => {
+        this.#rechecks.add(recheck);
+        return () => this.#rechecks.delete(recheck);
+      },
+    );
   }
 
   async subscribe(id: string, listener: Listener): Promise<() => void> {
     await this.#ensureEvents();
-    return this.#listen(id, listener);
+    return this.#listeners.add(id, listener);
   }
 
   async work(processor: JobProcessor, options: WorkOptions = {}): Promise<JobWorker> {
@@ -419,9 +397,7 @@ export class BullmqQueue implements JobQueue {
     }
   }
 
-  async #settledOutcome(
-    id: string,
-  ): Promise<{ ok: true; value: Transcript } | { ok: false; error: EngineError | QueueError } | undefined> {
+  async #settledOutcome(id: string): Promise<Outcome | undefined> {
     const { job, state } = await this.#read(id);
     if (!job) {
       if (await this.#tombstone(id)) return { ok: false, error: cancelledError(id) };
@@ -535,8 +511,12 @@ export class BullmqQueue implements JobQueue {
 
   #ensureEvents(): Promise<QueueEvents> {
     this.#events ??= (async () => {
+      // Read from the stream's current end, named: with '$' (the default) the reader would miss what is
+      // added before its first XREAD is issued, which can be after waitUntilReady resolves.
+      const last = await this.#client.xrevrange(this.#queue.keys.events!, '+', '-', 'COUNT', 1);
+      const lastEventId = last[0]?.[0] ?? '0-0';
       const connection = this.#connection();
-      const events = new QueueEvents(this.#options.name, { connection, prefix: this.#prefix });
+      const events = new QueueEvents(this.#options.name, { connection, prefix: this.#prefix, lastEventId });
       // Back after a drop: events sent meanwhile may be lost, so every waiter re-reads its job once.
       let connected = false;
       connection.on('ready', () => {
@@ -547,42 +527,19 @@ export class BullmqQueue implements JobQueue {
       events.on('progress', ({ jobId, data }) => {
         const progress = data as unknown as Progress;
         if (progress && typeof progress === 'object' && 'stage' in progress) {
-          this.#dispatch({ type: 'progress', id: fromBullId(jobId), progress });
+          this.#listeners.emit({ type: 'progress', id: fromBullId(jobId), progress });
         }
       });
-      events.on('completed', ({ jobId }) => this.#dispatch({ type: 'completed', id: fromBullId(jobId) }));
+      events.on('completed', ({ jobId }) => this.#listeners.emit({ type: 'completed', id: fromBullId(jobId) }));
       events.on('failed', ({ jobId, failedReason }) => {
         const id = fromBullId(jobId);
         const error = decodeFailure(failedReason);
-        this.#dispatch(error.code === 'ABORTED' ? { type: 'cancelled', id } : { type: 'failed', id, error });
+        this.#listeners.emit(error.code === 'ABORTED' ? { type: 'cancelled', id } : { type: 'failed', id, error });
       });
       await events.waitUntilReady();
       return events;
     })();
     return this.#events;
-  }
-
-  #listen(id: string, listener: Listener): () => void {
-    let set = this.#listeners.get(id);
-    if (!set) {
-      set = new Set();
-      this.#listeners.set(id, set);
-    }
-    set.add(listener);
-    return () => {
-      set.delete(listener);
-      if (set.size === 0 && this.#listeners.get(id) === set) this.#listeners.delete(id);
-    };
-  }
-
-  #dispatch(event: JobEvent): void {
-    for (const listener of [...(this.#listeners.get(event.id) ?? [])]) {
-      try {
-        listener(event);
-      } catch {
-        // One listener's bug must not starve the others.
-      }
-    }
   }
 
   #warn(message: string): void {

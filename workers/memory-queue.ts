@@ -7,6 +7,7 @@
 import { abortError, EngineError } from '../engine/errors.ts';
 import type { Progress, Transcript } from '../engine/types.ts';
 import { QueueError } from './errors.ts';
+import { JobListeners, type Listener, type Outcome, waitForJob } from './job-events.ts';
 import { validateJobInput } from './job-input.ts';
 import {
   type BackoffOptions,
@@ -20,7 +21,6 @@ import type {
   CancelReason,
   CloseWorkerOptions,
   EnqueueOptions,
-  JobEvent,
   JobFailure,
   JobProcessor,
   JobQueue,
@@ -73,7 +73,7 @@ export class MemoryQueue implements JobQueue {
   readonly #pending: string[] = [];
   /** Finished ids, oldest first (a Set: insertion-ordered, O(1) removal). */
   readonly #finishedOrder = new Set<string>();
-  readonly #listeners = new Map<string, Set<(e: JobEvent) => void>>();
+  readonly #listeners = new JobListeners();
   readonly #consumers = new Set<Consumer>();
   #closed = false;
 
@@ -134,50 +134,14 @@ export class MemoryQueue implements JobQueue {
   }
 
   async wait(id: string, options: WaitOptions = {}): Promise<Transcript> {
-    const { signal, onProgress } = options;
-    if (signal?.aborted) throw abortError(signal, 'wait for the job');
+    if (options.signal?.aborted) throw abortError(options.signal, 'wait for the job');
     const record = this.#jobs.get(id);
     if (!record) throw new QueueError('JOB_NOT_FOUND', `No job ${id}.`);
-    const settled = this.#settled(record);
-    if (settled) return settled();
-    return new Promise<Transcript>((resolve, reject) => {
-      const listeners = this.#listenersOf(id);
-      const onAbort = () => {
-        cleanup();
-        reject(abortError(signal, 'wait for the job'));
-      };
-      const listener = (event: JobEvent) => {
-        if (event.type === 'progress') {
-          onProgress?.(event.progress);
-          return;
-        }
-        cleanup();
-        const done = this.#settled(record);
-        if (done) {
-          try {
-            resolve(done());
-          } catch (err) {
-            reject(err);
-          }
-        }
-      };
-      const cleanup = () => {
-        listeners.delete(listener);
-        if (listeners.size === 0) this.#listeners.delete(id);
-        signal?.removeEventListener('abort', onAbort);
-      };
-      listeners.add(listener);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    return waitForJob(this.#listeners, id, () => this.#outcome(record), options);
   }
 
-  async subscribe(id: string, listener: (event: JobEvent) => void): Promise<() => void> {
-    const listeners = this.#listenersOf(id);
-    listeners.add(listener);
-    return () => {
-      listeners.delete(listener);
-      if (listeners.size === 0) this.#listeners.delete(id);
-    };
+  async subscribe(id: string, listener: Listener): Promise<() => void> {
+    return this.#listeners.add(id, listener);
   }
 
   async work(processor: JobProcessor, options: WorkOptions = {}): Promise<JobWorker> {
@@ -271,7 +235,7 @@ export class MemoryQueue implements JobQueue {
         onProgress: (progress) => {
           if (record.state !== 'active' || controller.signal.aborted) return;
           record.progress = progress;
-          this.#emit({ type: 'progress', id, progress });
+          this.#listeners.emit({ type: 'progress', id, progress });
         },
       });
       if (record.state !== 'active') return; // cancelled while it ran
@@ -326,44 +290,21 @@ export class MemoryQueue implements JobQueue {
       this.#finishedOrder.delete(old);
       this.#jobs.delete(old);
     }
-    if (state === 'completed') this.#emit({ type: 'completed', id });
-    else if (state === 'cancelled') this.#emit({ type: 'cancelled', id });
-    else this.#emit({ type: 'failed', id, error: record.error! });
+    if (state === 'completed') this.#listeners.emit({ type: 'completed', id });
+    else if (state === 'cancelled') this.#listeners.emit({ type: 'cancelled', id });
+    else this.#listeners.emit({ type: 'failed', id, error: record.error! });
   }
 
-  #settled(record: JobRecord): (() => Transcript) | undefined {
+  #outcome(record: JobRecord): Outcome | undefined {
     switch (record.state) {
       case 'completed':
-        return () => record.result!;
+        return { ok: true, value: record.result! };
       case 'failed':
-        return () => {
-          throw failureToError(record.error!);
-        };
+        return { ok: false, error: failureToError(record.error!) };
       case 'cancelled':
-        return () => {
-          throw new EngineError('ABORTED', `Job ${record.input.id} was cancelled.`);
-        };
+        return { ok: false, error: new EngineError('ABORTED', `Job ${record.input.id} was cancelled.`) };
       default:
         return undefined;
-    }
-  }
-
-  #listenersOf(id: string): Set<(e: JobEvent) => void> {
-    let set = this.#listeners.get(id);
-    if (!set) {
-      set = new Set();
-      this.#listeners.set(id, set);
-    }
-    return set;
-  }
-
-  #emit(event: JobEvent): void {
-    for (const listener of [...(this.#listeners.get(event.id) ?? [])]) {
-      try {
-        listener(event);
-      } catch {
-        // A listener's bug must not stop the queue or the other listeners.
-      }
     }
   }
 

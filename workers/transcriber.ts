@@ -12,10 +12,14 @@ import type { JobQueue, TranscriptionJobOptions } from './types.ts';
 
 export interface QueueTranscribeRequest {
   sourceUrl: string;
+  /** A local file the workers can read (media on the service's own host); wins over `sourceUrl`. */
+  sourcePath?: string;
   policy: SourcePolicy;
   language?: string;
   wordTimestamps: boolean;
   maxBytes: number;
+  /** The fetch's whole budget (see TranscriptionJobOptions.fetchTimeoutMs). */
+  fetchTimeoutMs?: number;
 }
 
 export interface QueueTranscriber {
@@ -41,12 +45,17 @@ export function createQueueTranscriber(queue: JobQueue, options: QueueTranscribe
         maxBytes: request.maxBytes,
       };
       if (request.language !== undefined) jobOptions.language = request.language;
+      if (request.fetchTimeoutMs !== undefined) jobOptions.fetchTimeoutMs = request.fetchTimeoutMs;
       if (options.model !== undefined) jobOptions.model = options.model;
       // A request is its own job: two identical requests are two jobs, as two calls to the engine would be.
       const id = `api-${randomUUID()}`;
       // Nobody else knows the id: once the caller has the outcome, the stored job is only memory held.
       const forget = () => queue.remove(id).catch(() => false);
-      return runJob(queue, { id, source: request.sourceUrl, options: jobOptions }, { signal }).finally(forget);
+      return runJob(
+        queue,
+        { id, source: request.sourcePath ?? request.sourceUrl, options: jobOptions },
+        { signal },
+      ).finally(forget);
     },
     async close() {
       if (options.ownsQueue !== false) await queue.close();

@@ -6,11 +6,12 @@
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Transcript } from '../../engine/types.ts';
+import type { Admission } from '../admission.ts';
 import { requireSession } from '../auth/session.ts';
+import { clientNetwork } from '../ratelimit.ts';
+import { csrfHeader, errorResponses, TRANSCRIPTION_ERRORS } from '../schemas.ts';
 import { checkMediaHostUrl } from '../source-url.ts';
 import type { TranscribeRequest, Transcriber } from '../transcriber.ts';
-
-export const errorRef = { $ref: 'ErrorBody#' } as const;
 
 export const transcribeBody = {
   type: 'object',
@@ -92,41 +93,40 @@ export async function transcribeForClient(
 
 export async function transcribeRoutes(
   app: FastifyInstance,
-  opts: { transcriber: Transcriber; mediaHosts: readonly string[]; maxSourceBytes: number; transcribeMax: number },
+  opts: {
+    transcriber: Transcriber;
+    mediaHosts: readonly string[];
+    maxSourceBytes: number;
+    transcribeMax: number;
+    sourcePorts: readonly number[];
+    admission: Admission;
+    /** Requests in flight at once per account and per client network. */
+    perCallerMax: number;
+    /** The local file behind a URL on the service's own media origin (access checked), or null for any other URL. */
+    ownMediaPath?: (request: FastifyRequest, sourceUrl: string) => Promise<string | null>;
+  },
 ): Promise<void> {
   app.post(
     '/api/transcribe',
     {
       onRequest: requireSession,
       preHandler: app.csrfProtection,
-      config: { rateLimit: { max: opts.transcribeMax }, rateLimitPolicy: 'transcribe' },
+      config: { rateLimitMax: opts.transcribeMax, rateLimitPolicy: 'transcribe' },
       schema: {
         operationId: 'transcribe',
         tags: ['transcribe'],
-        summary: "Transcribe media from one of the service's media hosts (session required).",
+        summary:
+          "Transcribe media from the service's own media origin (/media/videos/{id}/media) or a MEDIA_HOSTS host (session required).",
         security: [{ sessionCookie: [] }],
-        headers: {
-          type: 'object',
-          properties: { 'x-csrf-token': { type: 'string', description: 'From GET /api/auth/csrf' } },
-        },
+        headers: csrfHeader,
         body: transcribeBody,
-        response: {
-          200: transcriptSchema,
-          400: errorRef,
-          401: errorRef,
-          403: errorRef,
-          413: errorRef,
-          422: errorRef,
-          429: errorRef,
-          502: errorRef,
-          503: errorRef,
-          504: errorRef,
-        },
+        response: { 200: transcriptSchema, ...errorResponses(...TRANSCRIPTION_ERRORS, 401, 403, 404, 409, 410) },
       },
     },
     async (request, reply) => {
       const body = request.body as TranscribeBody;
-      checkMediaHostUrl(body.sourceUrl, opts.mediaHosts);
+      const ownPath = (await opts.ownMediaPath?.(request, body.sourceUrl)) ?? null;
+      if (ownPath === null) checkMediaHostUrl(body.sourceUrl, opts.mediaHosts, { allowedPorts: opts.sourcePorts });
       const req: TranscribeRequest = {
         sourceUrl: body.sourceUrl,
         policy: { mode: 'allowlist', hostSuffixes: [...opts.mediaHosts] },
@@ -134,7 +134,16 @@ export async function transcribeRoutes(
         maxBytes: opts.maxSourceBytes,
       };
       if (body.language !== undefined) req.language = body.language;
-      return transcribeForClient(opts.transcriber, request, reply, req);
+      if (ownPath !== null) req.sourcePath = ownPath;
+      const leave = opts.admission.enter([
+        { key: `user:${request.auth!.userId}`, max: opts.perCallerMax },
+        { key: `ip:${clientNetwork(request.ip)}`, max: opts.perCallerMax },
+      ]);
+      try {
+        return await transcribeForClient(opts.transcriber, request, reply, req);
+      } finally {
+        leave();
+      }
     },
   );
 }

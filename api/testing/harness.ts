@@ -125,6 +125,18 @@ export class Client {
     return res;
   }
 
+  /** Signs up (and so signs in) a password account; returns its user as the session view shows it. */
+  async signUp(email: string, password = 'correct horse battery'): Promise<{ id: string; activeWorkspaceId: string }> {
+    const res = await this.request({
+      method: 'POST',
+      url: '/api/auth/signup',
+      csrf: true,
+      payload: { email, password },
+    });
+    if (res.statusCode !== 201) throw new Error(`sign-up failed: ${res.statusCode} ${res.body}`);
+    return res.json<{ user: { id: string; activeWorkspaceId: string } }>().user;
+  }
+
   async fetchCsrf(): Promise<string> {
     const res = await this.request({ url: '/api/auth/csrf' });
     this.csrf = res.json<{ csrfToken: string }>().csrfToken;

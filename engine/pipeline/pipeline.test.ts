@@ -227,21 +227,30 @@ describe('transcribeStream', () => {
   it('stops everything on abort and stops reading the source', async () => {
     const model = new RecordingModel({ delayMs: 200 });
     const ac = new AbortController();
-    let returned = false;
+    let onReturned!: () => void;
+    const returned = new Promise<void>((resolve) => {
+      onReturned = resolve;
+    });
     async function* source() {
       try {
         for await (const c of longAudio({ durationSec: 600, clips: [jfk], gapSec: [1, 2] })) yield c;
       } finally {
-        returned = true;
+        onReturned();
       }
     }
-    setTimeout(() => ac.abort(new Error('client left')), 300);
+    // Fired once the model has a window in hand: windows in flight, ten minutes of source unread.
+    const transcribe = model.transcribe.bind(model);
+    model.transcribe = (pcm, opts, run) => {
+      const p = transcribe(pcm, opts, run);
+      ac.abort(new Error('client left'));
+      return p;
+    };
     await expect(
       transcribeStream(source(), model, { language: 'en', vad: { detector: vad } }, { signal: ac.signal }),
     ).rejects.toMatchObject({ code: 'ABORTED' });
     expect(model.inFlight).toBe(0);
-    await new Promise((r) => setTimeout(r, 50));
-    expect(returned).toBe(true);
+    // The source is told to stop (its finally runs); a pipeline that kept it open would hang here.
+    await returned;
     // An already-fired signal is refused before any work.
     await expect(transcribeStream(chunks(jfk), model, {}, { signal: ac.signal })).rejects.toMatchObject({
       code: 'ABORTED',
