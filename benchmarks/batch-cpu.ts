@@ -4,8 +4,9 @@
  * the same cores (a model loaded without batchSize, C = min(B, cores) calls in flight with cores / C
  * threads each — the engine's own arrangement on a CPU, never more threads than cores).
  *
- * Every call decodes the same 30 s window (jfk tiled; greedy, no fallback, singleSegment, capped at
- * --tokens per window so both sides do the same work whatever the random weights do). Rounds are
+ * Every call decodes the same 30 s window (jfk tiled; greedy, no fallback) to exactly --tokens tokens
+ * (`benchmarkExactTokens`: end-of-text suppressed, as the transformers peer does with min = max new
+ * tokens), so both sides do the same work whatever the random weights would have said. Rounds are
  * interleaved (batched B, states B, for every B, then again) after one warm-up round, so a change of
  * load on a shared machine hits both alike; ratios are pairwise. Both sides must decode the same
  * tokens: each run's token digests are compared, and a mismatch is reported.
@@ -70,8 +71,7 @@ const DECODE: TranscribeOptions = {
   temperature: 0,
   temperatureIncrement: 0,
   wordTimestamps: false,
-  singleSegment: true,
-  maxTokens: TOKENS,
+  benchmarkExactTokens: TOKENS,
 };
 
 /** Parallel states "at the same cores" for B windows in flight. */
@@ -82,7 +82,9 @@ const statesFor = (b: number) => {
 
 const states = await WhisperModel.load(modelPath, LOAD);
 const batched = new Map<number, WhisperModel>();
-for (const b of SIZES) batched.set(b, await WhisperModel.load(modelPath, withBatchSize(LOAD, b)));
+for (const b of SIZES) {
+  batched.set(b, await WhisperModel.load(modelPath, { ...withBatchSize(LOAD, b), batchThreads: CORES }));
+}
 const notes: string[] = [];
 const reported = new Map(SIZES.map((b) => [b, reportedBatchSize(batched.get(b) as WhisperModel)]));
 if (SIZES.some((b) => reported.get(b) === null)) {
@@ -171,7 +173,7 @@ const path = writeResult(name, {
     'interleaved rounds after a warm-up; batched: model loaded with {batchSize: B}, B calls in flight, ' +
     `${CORES} threads per call; parallel states: model loaded without batchSize, min(B, cores) calls in flight, ` +
     'cores / calls threads each; every call decodes the same 30 s window (jfk tiled), greedy, no fallback, ' +
-    'singleSegment, maxTokens as above; tokens = every sampled token (rawTokens)',
+    'exactly the tokens per window above (benchmarkExactTokens); tokens = every sampled token (rawTokens)',
   rows,
   notes,
 });

@@ -291,11 +291,12 @@ function series(runs: InFlightRun[]) {
 
 /**
  * Batched at B: the model loaded with {batchSize: B}, B calls in flight over W windows. Each B runs
- * free (the tokens the model decodes on its own) and capped at TOKENS per window (maxTokens), runs
- * interleaved; the two points give the per-window cost at exactly TOKENS (perWindowAt).
+ * free (the tokens the model decodes on its own) and at exactly TOKENS per window
+ * (benchmarkExactTokens: end-of-text suppressed, the peer's min = max new tokens), runs interleaved;
+ * the two points also give the per-window cost as fixed + per-token (perWindowAt).
  */
 async function measureBatch(asr: Asr, win: Float32Array, b: number) {
-  const capped: TranscribeOptions = { ...DECODE, maxTokens: TOKENS };
+  const capped: TranscribeOptions = { ...DECODE, benchmarkExactTokens: TOKENS };
   const windows = BATCH_WINDOWS ?? Math.max(QUICK ? 4 : 16, 2 * b);
   const model = await asr.WhisperModel.load(MODEL, withBatchSize(LOAD, b));
   try {
@@ -333,7 +334,7 @@ async function measureBatch(asr: Asr, win: Float32Array, b: number) {
       windows,
       runs: BATCH_RUNS,
       free: f,
-      capped: c ? { maxTokens: TOKENS, ...c } : null,
+      capped: c ? { exactTokens: TOKENS, ...c } : null,
       /** s/h at exactly `tokensPerWindow` tokens per window (the transformers peer's count). */
       atTargetTokens: atTokens ? { tokensPerWindow: TOKENS, ...atTokens } : null,
     };
@@ -477,7 +478,7 @@ const path = writeResult(name, {
         method:
           'load with {batchSize: B}, B transcribe() calls in flight over W windows of 30 s (jfk tiled, ' +
           'singleSegment, greedy, no fallback, flash attention); free = the tokens the model decodes on its own, ' +
-          `capped = maxTokens ${TOKENS}; s/h = wall / W × 120; tokens = every sampled token (rawTokens)`,
+          `capped = exactly ${TOKENS} tokens (benchmarkExactTokens); s/h = wall / W × 120; tokens = every sampled token (rawTokens)`,
         tokensPerWindowTarget: TOKENS,
         rows: batched,
       }

@@ -17,16 +17,19 @@ import type { AsrResult, LoadOptions, TranscribeOptions, WhisperModel } from '..
 export const WINDOW_SEC = 30;
 export const WINDOWS_PER_HOUR = 3600 / WINDOW_SEC;
 
-/** `LoadOptions` plus the batched decoder's option (engine/asr's contract for issue #9). */
-export type BatchLoadOptions = LoadOptions & { batchSize?: number };
+/** Load options with the batched decoder's size (engine/asr `LoadOptions.batchSize`). */
+export type BatchLoadOptions = LoadOptions;
 
 export function withBatchSize(opts: LoadOptions, batchSize: number | undefined): BatchLoadOptions {
   return batchSize === undefined ? { ...opts } : { ...opts, batchSize };
 }
 
-/** The batch size the loaded model reports (`model.info.batchSize`), or null when it reports none. */
+/**
+ * The batch size the loaded model reports (`model.info.batchSize`; 1 when unbatched), or null from an
+ * addon built before the batched decoder, which reports none.
+ */
 export function reportedBatchSize(model: WhisperModel): number | null {
-  const b = (model.info as { batchSize?: unknown }).batchSize;
+  const b: unknown = model.info.batchSize;
   return typeof b === 'number' ? b : null;
 }
 
