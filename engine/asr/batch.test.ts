@@ -111,10 +111,9 @@ describe('batched decoding: each window decodes exactly as it does alone', () =>
         if (batchSize === 1) {
           expect(model.batchStats()).toBeUndefined(); // B = 1 is whisper_full's own path
         } else {
-          const stats = model.batchStats()!;
-          expect(stats.sequences).toBeGreaterThan(stats.steps); // steps really carried several windows
-          expect(stats.maxInStep).toBeGreaterThan(1);
-          expect(stats.maxInStep).toBeLessThanOrEqual(batchSize);
+          // How many windows shared a step depends on how their encoder passes and few-token decodes
+          // happened to overlap; that steps do carry several is shown by 'lockstep' below.
+          expect(model.batchStats()!.maxInStep).toBeLessThanOrEqual(batchSize);
         }
       } finally {
         await model.close();
@@ -141,7 +140,6 @@ describe('batched decoding: each window decodes exactly as it does alone', () =>
       others.forEach((w, i) => {
         expect({ window: w.name, result: results[i] }).toEqual({ window: w.name, result: alone.get(w.name) });
       });
-      expect(model.batchStats()!.maxInStep).toBeGreaterThan(1);
     } finally {
       await model.close();
     }
@@ -156,7 +154,6 @@ describe('batched decoding: each window decodes exactly as it does alone', () =>
       for (const w of subset) ref.push(await fa.transcribe(w.pcm, { ...w.opts, threads: 2 }));
       const results = await Promise.all(subset.map((w) => model.transcribe(w.pcm, { ...w.opts, threads: 1 })));
       expect(results).toEqual(ref);
-      expect(model.batchStats()!.maxInStep).toBeGreaterThan(1);
     } finally {
       await Promise.all([fa.close(), model.close()]);
     }
@@ -207,7 +204,6 @@ describe('slotted attention (the GPU path, run here on the CPU backend)', () => 
       for (const [j, t] of results[i]!.tokens!.flat().entries()) expect(t.p).toBeCloseTo(refTokens[j]!.p, 4);
     });
     expect(stats.slotted).toBe(stats.sequences);
-    expect(stats.maxInStep).toBeGreaterThan(1);
   }, 600_000);
 
   it('a beam search in a slotted batch attends per call, beside slotted windows', async () => {
@@ -223,6 +219,48 @@ describe('slotted attention (the GPU path, run here on the CPU backend)', () => 
       WhisperModel.load(modelPath, { dtw: 'tiny', flashAttn: false, batchSize: 2, batchAttention: 'slotted' }),
     ).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
   });
+});
+
+describe('lockstep: windows in flight share every step', () => {
+  // Four windows that each decode exactly 40 tokens (end-of-text suppressed: the benchmarks' knob)
+  // start together; their encoder passes end at about the same time, and from then on every step
+  // carries all four. Their tokens are still what each decodes alone.
+  const lockstep = async (load: { flashAttn: boolean; batchAttention: 'per-call' | 'slotted' }) => {
+    const opts: TranscribeOptions = { ...COMMON, wordTimestamps: false, benchmarkExactTokens: 40, threads: 1 };
+    const windows = ['jfk', 'LJ001-0001', 'austen-0870', 'test_es'].map((n) => all.find((w) => w.name === n)!);
+    const ref = await WhisperModel.load(modelPath, { useGpu: false, dtw: false, flashAttn: load.flashAttn });
+    const model = await WhisperModel.load(modelPath, {
+      useGpu: false,
+      dtw: false,
+      batchSize: 4,
+      batchThreads: 1,
+      ...load,
+    });
+    try {
+      const expected: AsrResult[] = [];
+      for (const w of windows) expected.push(await ref.transcribe(w.pcm, opts));
+      const results = await Promise.all(windows.map((w) => model.transcribe(w.pcm, opts)));
+      expect(results).toEqual(expected);
+      for (const r of results) expect(r.tokens!.flat().length).toBeGreaterThanOrEqual(40);
+      const stats = model.batchStats()!;
+      expect(stats.maxInStep).toBe(4);
+      // 4 × 41 decoder calls; a step per call would be 164 steps, lockstep about 41.
+      expect(stats.sequences).toBeGreaterThanOrEqual(4 * 41);
+      expect(stats.steps).toBeLessThan(stats.sequences / 2);
+      return stats;
+    } finally {
+      await Promise.all([ref.close(), model.close()]);
+    }
+  };
+
+  it('per-call attention', async () => {
+    expect((await lockstep({ flashAttn: false, batchAttention: 'per-call' })).slotted).toBe(0);
+  }, 600_000);
+
+  it('slotted attention', async () => {
+    const stats = await lockstep({ flashAttn: true, batchAttention: 'slotted' });
+    expect(stats.slotted).toBe(stats.sequences);
+  }, 600_000);
 });
 
 describe('the model holds batchSize windows at a time, whoever sends them', () => {
