@@ -18,6 +18,7 @@ import { registerRateLimit } from './ratelimit.ts';
 import { type AgentOptions, agentRoutes } from './routes/agent.ts';
 import { transcribeRoutes } from './routes/transcribe.ts';
 import type { Storage } from './storage/types.ts';
+import { agentSurface, RouteTable } from './surface/index.ts';
 import type { Transcriber } from './transcriber.ts';
 import { MemoryNonceLock, type NonceLock, RedisNonceLock } from './x402/nonce-lock.ts';
 
@@ -47,6 +48,8 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     bodyLimit: 64 * 1024,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   });
+  // First, so that every route registered after it joins the discovery documents.
+  const routeTable = RouteTable.install(app);
 
   app.setErrorHandler((err, request, reply) => {
     const mapped = toErrorResponse(err);
@@ -146,5 +149,6 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     storage: deps.storage,
     ...(deps.x402SettleMarginSec !== undefined ? { settleMarginSec: deps.x402SettleMarginSec } : {}),
   });
+  await agentSurface(app, { config, table: routeTable });
   return app;
 }
