@@ -8,7 +8,13 @@
 
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  CancelledNotificationSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
@@ -119,6 +125,14 @@ export async function mcpRoutes(app: FastifyInstance, opts: McpOptions): Promise
     }
   };
 
+  // Stateless: a `notifications/cancelled` arrives in a POST of its own, to a server that
+  // never saw the call. Calls in flight are kept here by session and request id so the
+  // caller's own session can cancel them; entries live as long as their call, so the map is
+  // bounded by the calls the rate limits let in.
+  const inFlight = new Map<string, AbortController>();
+  const flightKey = (request: FastifyRequest, id: string | number) =>
+    request.auth ? `${request.auth.tokenHash}:${typeof id}:${id}` : undefined;
+
   const serviceServer = (request: FastifyRequest): Server => {
     const server = new Server(
       { name: SERVER_NAME, title: SERVICE_TITLE, version: SERVICE_VERSION },
@@ -133,12 +147,27 @@ export async function mcpRoutes(app: FastifyInstance, opts: McpOptions): Promise
     server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
       const i = defs.findIndex((d) => d.name === req.params.name);
       if (i === -1) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name}`);
-      return callTool(defs[i]!, TOOLS[i]!, table, req.params.arguments ?? {}, {
-        app,
-        config,
-        request,
-        signal: extra.signal,
-      });
+      const key = flightKey(request, extra.requestId);
+      const controller = new AbortController();
+      const onAbort = () => controller.abort(extra.signal.reason);
+      extra.signal.addEventListener('abort', onAbort, { once: true });
+      if (key) inFlight.set(key, controller);
+      try {
+        return await callTool(defs[i]!, TOOLS[i]!, table, req.params.arguments ?? {}, {
+          app,
+          config,
+          request,
+          signal: controller.signal,
+        });
+      } finally {
+        extra.signal.removeEventListener('abort', onAbort);
+        if (key && inFlight.get(key) === controller) inFlight.delete(key);
+      }
+    });
+    server.setNotificationHandler(CancelledNotificationSchema, async (n) => {
+      const id = n.params.requestId;
+      const key = id === undefined ? undefined : flightKey(request, id);
+      if (key) inFlight.get(key)?.abort(new Error(n.params.reason ?? 'cancelled by the client'));
     });
     return server;
   };
