@@ -184,7 +184,7 @@ describe('discovery documents', () => {
     expect(res.headers.get('location')).toBe('/developers');
     const bad = await fetch(new URL('/?mode=robot', base));
     expect(bad.status).toBe(400);
-    expect((await bad.json()).code).toBe('VALIDATION_FAILED');
+    expect(((await bad.json()) as { code: string }).code).toBe('VALIDATION_FAILED');
   });
 
   it('the OAuth and OpenID documents are honest: no token endpoint, no registration, no API keys', () => {

@@ -164,7 +164,7 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
       const res = await fetch(new URL('/mcp', base), { method, headers: { accept: 'text/event-stream' } });
       expect(res.status).toBe(405);
       expect(res.headers.get('allow')).toBe('POST');
-      expect((await res.json()).code).toBe('METHOD_NOT_ALLOWED');
+      expect(((await res.json()) as { code: string }).code).toBe('METHOD_NOT_ALLOWED');
     }
   });
 
@@ -182,7 +182,7 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('ratelimit-limit')).toBe('1000');
     expect(res.headers.get('ratelimit')).toMatch(/^"default";r=\d+;t=\d+$/);
-    expect((await res.json()).result.protocolVersion).toBe('2025-06-18');
+    expect(((await res.json()) as { result: { protocolVersion: string } }).result.protocolVersion).toBe('2025-06-18');
   });
 
   describe('/mcp/docs', () => {
