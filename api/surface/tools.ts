@@ -5,6 +5,7 @@
  * queue, and its input and output schemas are the route's own, read from the live app.
  */
 
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest, LightMyRequestResponse } from 'fastify';
 import type { Config } from '../config.ts';
 import type { ErrorBody } from '../errors.ts';
@@ -240,6 +241,7 @@ export async function callTool(
     headers['x-csrf-token'] = csrf.json<{ csrfToken: string }>().csrfToken;
   }
   const hasBody = parts.some(([k]) => k === 'body');
+  const body = hasBody ? abortablePayload(pick('body'), ctx.signal, headers) : undefined;
   let res: LightMyRequestResponse;
   try {
     res = await ctx.app.inject({
@@ -249,13 +251,15 @@ export async function callTool(
       headers,
       remoteAddress: ctx.request.ip,
       signal: ctx.signal,
-      ...(hasBody ? { payload: pick('body') } : {}),
+      ...(body ? { payload: body.payload } : {}),
     });
   } catch (err) {
     if (ctx.signal.aborted) {
       return toolError({ statusCode: 499, code: 'ABORTED', message: 'The call was cancelled.' });
     }
     throw err;
+  } finally {
+    body?.release();
   }
   if (res.statusCode >= 300) return routeError(res, ctx.config);
   const type = String(res.headers['content-type'] ?? '');
@@ -268,6 +272,32 @@ export async function callTool(
       ? (json as Record<string, unknown>)
       : { result: json };
   return { content: [{ type: 'text', text: JSON.stringify(json) }], structuredContent: structured };
+}
+
+/**
+ * The body as a stream that the signal destroys. inject's own `signal` stops reaching the
+ * route once the body has been read (the stream has ended and Node drops the listener);
+ * a payload stream that errors destroys the request, which closes the route's reply, which
+ * is what routes watch to cancel their work (see transcribeForClient).
+ */
+function abortablePayload(
+  body: Record<string, unknown>,
+  signal: AbortSignal,
+  headers: Record<string, string>,
+): { payload: Readable; release(): void } {
+  const bytes = Buffer.from(JSON.stringify(body));
+  headers['content-type'] = 'application/json';
+  headers['content-length'] = String(bytes.length);
+  const payload = new Readable({
+    autoDestroy: false,
+    read() {
+      this.push(bytes);
+      this.push(null);
+    },
+  });
+  const onAbort = () => payload.destroy(signal.reason instanceof Error ? signal.reason : new Error('cancelled'));
+  signal.addEventListener('abort', onAbort, { once: true });
+  return { payload, release: () => signal.removeEventListener('abort', onAbort) };
 }
 
 function routeError(res: LightMyRequestResponse, config: Readonly<Config>): ToolResult {
