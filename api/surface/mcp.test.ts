@@ -7,7 +7,13 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client as CookieClient, startTestApp, type TestApp, testConfig } from '../testing/harness.ts';
+import {
+  Client as CookieClient,
+  StandInTranscriber,
+  startTestApp,
+  type TestApp,
+  testConfig,
+} from '../testing/harness.ts';
 
 const TOOL_NAMES = [
   'health_check',
@@ -210,6 +216,45 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
       const found = await client.callTool({ name: 'search_docs', arguments: { query: 'csrf token', limit: 3 } });
       const ids = (found.structuredContent as { results: Array<{ id: string }> }).results.map((r) => r.id);
       expect(ids).toContain('api/getCsrfToken');
+    });
+  });
+
+  describe('rate limits', () => {
+    it('transcribe_video spends the budget of POST /api/transcribe and answers RATE_LIMITED like it', async () => {
+      const r = await startTestApp(
+        testConfig({ MEDIA_HOSTS: 'media.example.test', RATE_LIMIT_TRANSCRIBE_MAX: '2', RATE_LIMIT_MAX: '1000' }),
+        { transcriber: new StandInTranscriber() },
+      );
+      try {
+        const rBase = await r.app.listen({ port: 0, host: '127.0.0.1' });
+        const c = new CookieClient(r.app);
+        await c.request({
+          method: 'POST',
+          url: '/api/auth/signup',
+          csrf: true,
+          payload: { email: 'limits@example.com', password: 'correct horse battery staple' },
+        });
+        const session = `auth.session-token=${c.cookies.get('auth.session-token')}`;
+        const transport = new StreamableHTTPClientTransport(new URL('/mcp', rBase), {
+          requestInit: { headers: { cookie: session } },
+        });
+        const client = new Client({ name: 'test-agent', version: '1.0.0' });
+        await client.connect(transport);
+        const args = { sourceUrl: 'https://media.example.test/a.wav' };
+        const first = await client.callTool({ name: 'transcribe_video', arguments: args });
+        expect(first.isError).toBeFalsy();
+        const rest = await c.request({ method: 'POST', url: '/api/transcribe', csrf: true, payload: args });
+        expect(rest.statusCode).toBe(200);
+        const third = await client.callTool({ name: 'transcribe_video', arguments: args });
+        expect(third.isError).toBe(true);
+        const body = JSON.parse((third.content as Array<{ text: string }>)[0]!.text);
+        expect(body).toMatchObject({ statusCode: 429, code: 'RATE_LIMITED', details: { limit: 2 } });
+        const restAgain = await c.request({ method: 'POST', url: '/api/transcribe', csrf: true, payload: args });
+        expect(restAgain.statusCode).toBe(429);
+        await client.close();
+      } finally {
+        await r.close();
+      }
     });
   });
 });
