@@ -10,10 +10,11 @@ export interface Searchable {
   body: string;
 }
 
-const K1 = 1.2;
+const K1 = 2;
 const B = 0.75;
-/** A word in the title counts as much as this many in the body. */
+/** A word in the title counts as much as this many in the body; one in a Markdown heading, as two. */
 const TITLE_WEIGHT = 3;
+const HEADING_WEIGHT = 2;
 
 /** Lower-case words; a trailing plural `s` dropped so "payment" finds "payments". */
 export function tokens(text: string): string[] {
@@ -34,6 +35,9 @@ export class Bm25Index<T extends Searchable> {
       for (const t of tokens(doc.title)) add(t, TITLE_WEIGHT);
       const body = tokens(doc.body);
       for (const t of body) add(t, 1);
+      for (const heading of doc.body.match(/^#{1,6} .*$/gm) ?? []) {
+        for (const t of tokens(heading)) add(t, HEADING_WEIGHT - 1);
+      }
       for (const t of tf.keys()) this.#df.set(t, (this.#df.get(t) ?? 0) + 1);
       return { doc, tf, len: body.length + TITLE_WEIGHT * tokens(doc.title).length };
     });
