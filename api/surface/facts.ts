@@ -79,20 +79,22 @@ export function paymentTerms(config: Readonly<Config>) {
   };
 }
 
+const priceSchema = {
+  type: 'object',
+  required: ['amount', 'currency'],
+  properties: {
+    amount: { type: 'string' },
+    currency: { type: 'string' },
+    decimals: { type: 'integer' },
+    baseUnits: { type: 'string' },
+  },
+} as const;
+
 export const paymentTermsSchema = {
   type: 'object',
   required: ['price', 'protocol', 'x402Version', 'enabled', 'network', 'asset'],
   properties: {
-    price: {
-      type: 'object',
-      required: ['amount', 'currency', 'decimals', 'baseUnits'],
-      properties: {
-        amount: { type: 'string' },
-        currency: { type: 'string' },
-        decimals: { type: 'integer' },
-        baseUnits: { type: 'string' },
-      },
-    },
+    price: { ...priceSchema, required: ['amount', 'currency', 'decimals', 'baseUnits'] },
     protocol: { type: 'string', enum: ['x402'] },
     x402Version: { type: 'integer' },
     enabled: { type: 'boolean', description: 'Whether payments are enabled (a receiving wallet is configured).' },
@@ -137,17 +139,6 @@ export function plans(config: Readonly<Config>) {
     ],
   };
 }
-
-const priceSchema = {
-  type: 'object',
-  required: ['amount', 'currency'],
-  properties: {
-    amount: { type: 'string' },
-    currency: { type: 'string' },
-    decimals: { type: 'integer' },
-    baseUnits: { type: 'string' },
-  },
-} as const;
 
 export const plansSchema = {
   type: 'object',

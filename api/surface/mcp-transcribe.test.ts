@@ -10,12 +10,13 @@ import { createReadStream } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SafeFetcher } from '../../engine/source/index.ts';
+import type { SafeFetcher } from '../../engine/source/index.ts';
 import { startOrigin, type TestOrigin } from '../../engine/source/testing/origin.ts';
 import { makeTestPki, type TestPki } from '../../engine/source/testing/tls.ts';
 import { fixture } from '../../test-support/fixtures.ts';
 import type { SqlStorage } from '../storage/sql.ts';
-import { Client as CookieClient, memoryStorage, startTestApp, type TestApp, testConfig } from '../testing/harness.ts';
+import { memoryStorage, signUp, startTestApp, type TestApp, testConfig } from '../testing/harness.ts';
+import { loopbackMediaFetcher } from '../testing/media.ts';
 import { createServiceTranscriber, type Transcriber } from '../transcriber.ts';
 
 const MEDIA_HOST = 'media.example.test';
@@ -53,27 +54,12 @@ describe('transcribe_video over MCP with the real engine', () => {
     });
     originUrl = `https://${MEDIA_HOST}:${origin.port}`;
     // TEST-ONLY fetcher: trusts the test CA and resolves the media host to loopback.
-    fetcher = new SafeFetcher({
-      ca: pki.ca,
-      dangerouslyAllowLoopback: true,
-      lookup: async (host) => {
-        if (host !== MEDIA_HOST) throw Object.assign(new Error(`ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
-        return [{ address: '127.0.0.1', family: 4 }];
-      },
-    });
+    fetcher = loopbackMediaFetcher(pki.ca, MEDIA_HOST);
     transcriber = await createServiceTranscriber({ model: 'synthetic-tiny', maxDurationSec: 600, fetcher, threads: 2 });
     storage = await memoryStorage();
     t = await startTestApp(testConfig({ MEDIA_HOSTS: MEDIA_HOST }), { storage, transcriber });
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    const c = new CookieClient(t.app);
-    const up = await c.request({
-      method: 'POST',
-      url: '/api/auth/signup',
-      csrf: true,
-      payload: { email: 'mcp-transcribe@example.com', password: 'correct horse battery staple' },
-    });
-    expect(up.statusCode).toBe(201);
-    cookie = `auth.session-token=${c.cookies.get('auth.session-token')}`;
+    cookie = (await signUp(t.app, 'mcp-transcribe@example.com')).cookieHeader();
   });
 
   afterAll(async () => {

@@ -7,13 +7,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  Client as CookieClient,
-  StandInTranscriber,
-  startTestApp,
-  type TestApp,
-  testConfig,
-} from '../testing/harness.ts';
+import { StandInTranscriber, signUp, startTestApp, type TestApp, testConfig } from '../testing/harness.ts';
 
 const TOOL_NAMES = [
   'health_check',
@@ -35,15 +29,7 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
   beforeAll(async () => {
     t = await startTestApp(testConfig({ RATE_LIMIT_MAX: '1000' }));
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    const c = new CookieClient(t.app);
-    const up = await c.request({
-      method: 'POST',
-      url: '/api/auth/signup',
-      csrf: true,
-      payload: { email: 'mcp-user@example.com', password: 'correct horse battery staple' },
-    });
-    expect(up.statusCode).toBe(201);
-    cookie = `auth.session-token=${c.cookies.get('auth.session-token')}`;
+    cookie = (await signUp(t.app, 'mcp-user@example.com')).cookieHeader();
   });
   afterAll(async () => {
     for (const c of open) await c.close().catch(() => {});
@@ -227,14 +213,8 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
       );
       try {
         const rBase = await r.app.listen({ port: 0, host: '127.0.0.1' });
-        const c = new CookieClient(r.app);
-        await c.request({
-          method: 'POST',
-          url: '/api/auth/signup',
-          csrf: true,
-          payload: { email: 'limits@example.com', password: 'correct horse battery staple' },
-        });
-        const session = `auth.session-token=${c.cookies.get('auth.session-token')}`;
+        const c = await signUp(r.app, 'limits@example.com');
+        const session = c.cookieHeader();
         const transport = new StreamableHTTPClientTransport(new URL('/mcp', rBase), {
           requestInit: { headers: { cookie: session } },
         });
