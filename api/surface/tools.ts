@@ -149,17 +149,38 @@ function inputSchema(entry: RouteEntry): JsonSchema & { type: 'object' } {
   return { type: 'object', properties, ...(required.length > 0 ? { required } : {}), additionalProperties: false };
 }
 
-function successSchema(entry: RouteEntry): JsonSchema | undefined {
+/** A route answer that is not JSON (a caption file, a page) as structured content. */
+const textResultSchema = {
+  type: 'object',
+  required: ['mediaType', 'text'],
+  properties: { mediaType: { type: 'string' }, text: { type: 'string' } },
+} as const;
+
+/**
+ * The route's success answer: its JSON schema, and whether it may answer something else
+ * (Fastify's `content` form, one schema per media type).
+ */
+function successSchema(entry: RouteEntry): { json: JsonSchema | undefined; text: boolean } {
   const responses = (entry.schema as { response?: Record<string, JsonSchema> } | undefined)?.response ?? {};
-  return responses['200'] ?? responses['201'] ?? responses['2xx'];
+  const s = responses['200'] ?? responses['201'] ?? responses['2xx'];
+  const content = s?.content as Record<string, { schema?: JsonSchema }> | undefined;
+  if (!content) return { json: s, text: false };
+  const types = Object.keys(content);
+  return {
+    json: content['application/json']?.schema,
+    text: types.some((t) => !t.startsWith('application/json')),
+  };
 }
 
 function outputSchema(entry: RouteEntry): JsonSchema & { type: 'object' } {
-  const s = successSchema(entry);
-  if (!s) return { type: 'object' };
-  if (s.type === 'object') return s as JsonSchema & { type: 'object' };
+  const { json, text } = successSchema(entry);
   // MCP wants an object at the top; a route answering an array or a scalar is wrapped.
-  return { type: 'object', required: ['result'], properties: { result: s } };
+  const wrapped: JsonSchema | undefined =
+    json === undefined || json.type === 'object'
+      ? json
+      : { type: 'object', required: ['result'], properties: { result: json } };
+  if (!text) return (wrapped as (JsonSchema & { type: 'object' }) | undefined) ?? { type: 'object' };
+  return { type: 'object', anyOf: wrapped ? [wrapped, textResultSchema] : [textResultSchema] };
 }
 
 export interface ToolCallContext {
@@ -264,7 +285,7 @@ export async function callTool(
   if (res.statusCode >= 300) return routeError(res, ctx.config);
   const type = String(res.headers['content-type'] ?? '');
   if (!type.startsWith('application/json')) {
-    return { content: [{ type: 'text', text: res.body }] };
+    return { content: [{ type: 'text', text: res.body }], structuredContent: { mediaType: type, text: res.body } };
   }
   const json = res.json<unknown>();
   const structured =
