@@ -15,7 +15,7 @@ import { startOrigin, type TestOrigin } from '../../engine/source/testing/origin
 import { makeTestPki, type TestPki } from '../../engine/source/testing/tls.ts';
 import { fixture } from '../../test-support/fixtures.ts';
 import type { SqlStorage } from '../storage/sql.ts';
-import { memoryStorage, signUp, startTestApp, type TestApp, testConfig } from '../testing/harness.ts';
+import { Client as CookieClient, memoryStorage, startTestApp, type TestApp, testConfig } from '../testing/harness.ts';
 import { loopbackMediaFetcher } from '../testing/media.ts';
 import { createServiceTranscriber, type Transcriber } from '../transcriber.ts';
 
@@ -59,7 +59,9 @@ describe('transcribe_video over MCP with the real engine', () => {
     storage = await memoryStorage();
     t = await startTestApp(testConfig({ MEDIA_HOSTS: MEDIA_HOST }), { storage, transcriber });
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    cookie = (await signUp(t.app, 'mcp-transcribe@example.com')).cookieHeader();
+    const c = new CookieClient(t.app);
+    await c.signUp('mcp-transcribe@example.com');
+    cookie = c.cookieHeader();
   });
 
   afterAll(async () => {

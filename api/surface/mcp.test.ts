@@ -7,7 +7,13 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StandInTranscriber, signUp, startTestApp, type TestApp, testConfig } from '../testing/harness.ts';
+import {
+  Client as CookieClient,
+  StandInTranscriber,
+  startTestApp,
+  type TestApp,
+  testConfig,
+} from '../testing/harness.ts';
 
 const TOOL_NAMES = [
   'health_check',
@@ -29,7 +35,9 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
   beforeAll(async () => {
     t = await startTestApp(testConfig({ RATE_LIMIT_MAX: '1000' }));
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    cookie = (await signUp(t.app, 'mcp-user@example.com')).cookieHeader();
+    const c = new CookieClient(t.app);
+    await c.signUp('mcp-user@example.com');
+    cookie = c.cookieHeader();
   });
   afterAll(async () => {
     for (const c of open) await c.close().catch(() => {});
@@ -213,7 +221,8 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
       );
       try {
         const rBase = await r.app.listen({ port: 0, host: '127.0.0.1' });
-        const c = await signUp(r.app, 'limits@example.com');
+        const c = new CookieClient(r.app);
+        await c.signUp('limits@example.com');
         const session = c.cookieHeader();
         const transport = new StreamableHTTPClientTransport(new URL('/mcp', rBase), {
           requestInit: { headers: { cookie: session } },

@@ -32,10 +32,15 @@ type DocSchema = FastifySchema & {
 
 export class RouteTable {
   readonly #routes: RouteEntry[] = [];
+  readonly #app: FastifyInstance;
+
+  private constructor(app: FastifyInstance) {
+    this.#app = app;
+  }
 
   /** Must run before any route is registered: Fastify calls onRoute only for later routes. */
   static install(app: FastifyInstance): RouteTable {
-    const table = new RouteTable();
+    const table = new RouteTable(app);
     app.addHook('onRoute', (route: RouteOptions) => {
       for (const method of [route.method].flat()) {
         // Fastify adds a HEAD twin to every GET; the documents name the GET.
@@ -49,6 +54,11 @@ export class RouteTable {
   /** Every route an outside client may call, in registration order. */
   get public(): readonly RouteEntry[] {
     return this.#routes.filter((r) => !r.hidden);
+  }
+
+  /** The app's shared schemas (`app.addSchema`), which route schemas name by `$ref: 'Id#'`. */
+  sharedSchemas(): Readonly<Record<string, unknown>> {
+    return this.#app.getSchemas() as Record<string, unknown>;
   }
 
   find(method: string, url: string): RouteEntry | undefined {

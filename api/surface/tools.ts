@@ -119,10 +119,29 @@ export function toolDefinition(spec: ToolSpec, table: RouteTable): ToolDefinitio
   return {
     ...base,
     description: spec.auth === 'session' ? `${spec.description} Needs a signed-in session.` : spec.description,
-    inputSchema: inputSchema(entry),
-    outputSchema: outputSchema(entry),
+    inputSchema: inlineRefs(inputSchema(entry), table.sharedSchemas()),
+    outputSchema: outputSchema(entry, table.sharedSchemas()),
     available: true,
   };
+}
+
+/**
+ * The schema with every `$ref: 'Id#…'` to the app's shared schemas replaced by the schema
+ * itself: an MCP client compiles a tool's schemas alone, without the app's registry.
+ */
+export function inlineRefs<T>(schema: T, shared: Readonly<Record<string, unknown>>, seen: readonly string[] = []): T {
+  if (Array.isArray(schema)) return schema.map((s) => inlineRefs(s, shared, seen)) as T;
+  if (!schema || typeof schema !== 'object') return schema;
+  const { $ref, $id: _id, ...rest } = schema as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(rest)) out[k] = inlineRefs(v, shared, seen);
+  if (typeof $ref !== 'string') return out as T;
+  const [id = '', pointer = ''] = $ref.split('#');
+  let target: unknown = shared[id];
+  for (const key of pointer.split('/').filter(Boolean)) target = (target as Record<string, unknown> | undefined)?.[key];
+  // A schema that refers to itself is cut short rather than unrolled forever.
+  if (target === undefined || seen.includes($ref)) return out as T;
+  return { ...(inlineRefs(target, shared, [...seen, $ref]) as Record<string, unknown>), ...out } as T;
 }
 
 function objectParts(entry: RouteEntry): Array<[keyof RouteParts, JsonSchema]> {
@@ -172,8 +191,10 @@ function successSchema(entry: RouteEntry): { json: JsonSchema | undefined; text:
   };
 }
 
-function outputSchema(entry: RouteEntry): JsonSchema & { type: 'object' } {
-  const { json, text } = successSchema(entry);
+function outputSchema(entry: RouteEntry, shared: Readonly<Record<string, unknown>>): JsonSchema & { type: 'object' } {
+  const success = successSchema(entry);
+  const json = inlineRefs(success.json, shared);
+  const text = success.text;
   // MCP wants an object at the top; a route answering an array or a scalar is wrapped.
   const wrapped: JsonSchema | undefined =
     json === undefined || json.type === 'object'

@@ -125,9 +125,16 @@ export class Client {
     return res;
   }
 
-  /** The Cookie header this client would send, for clients outside inject (fetch, the MCP SDK). */
-  cookieHeader(): string {
-    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  /** Signs up (and so signs in) a password account; returns its user as the session view shows it. */
+  async signUp(email: string, password = 'correct horse battery'): Promise<{ id: string; activeWorkspaceId: string }> {
+    const res = await this.request({
+      method: 'POST',
+      url: '/api/auth/signup',
+      csrf: true,
+      payload: { email, password },
+    });
+    if (res.statusCode !== 201) throw new Error(`sign-up failed: ${res.statusCode} ${res.body}`);
+    return res.json<{ user: { id: string; activeWorkspaceId: string } }>().user;
   }
 
   async fetchCsrf(): Promise<string> {
@@ -135,17 +142,9 @@ export class Client {
     this.csrf = res.json<{ csrfToken: string }>().csrfToken;
     return this.csrf;
   }
-}
 
-/** A new email/password account, signed in: the client holds its session cookie. */
-export async function signUp(app: FastifyInstance, email: string): Promise<Client> {
-  const c = new Client(app);
-  const res = await c.request({
-    method: 'POST',
-    url: '/api/auth/signup',
-    csrf: true,
-    payload: { email, password: 'correct horse battery staple' },
-  });
-  if (res.statusCode !== 201) throw new Error(`sign-up failed: ${res.statusCode} ${res.body}`);
-  return c;
+  /** The Cookie header this client would send, for clients outside inject (fetch, the MCP SDK). */
+  cookieHeader(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
 }
