@@ -10,11 +10,12 @@ import swagger from '@fastify/swagger';
 import { HTTPFacilitatorClient } from '@x402/core/http';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Redis } from 'ioredis';
+import { Admission } from './admission.ts';
 import { OidcClient } from './auth/oidc.ts';
 import { authRoutes, installSessionHook } from './auth/routes.ts';
 import type { Config } from './config.ts';
 import { ApiError, errorBodySchema, toErrorResponse } from './errors.ts';
-import { registerRateLimit } from './ratelimit.ts';
+import { AuthLimiter, registerRateLimit } from './ratelimit.ts';
 import { type AgentOptions, agentRoutes } from './routes/agent.ts';
 import { transcribeRoutes } from './routes/transcribe.ts';
 import type { Storage } from './storage/types.ts';
@@ -36,15 +37,29 @@ export interface AppDeps {
   logger?: FastifyServerOptions['logger'];
   /** Seconds an x402 authorization must have left on arrival (default 30); tests shorten it. */
   x402SettleMarginSec?: number;
+  /** Longest wait on one facilitator call; default `config.x402.facilitatorTimeoutMs`. Tests shorten it. */
+  facilitatorTimeoutMs?: number;
   /** Test-only: lets openid-client talk to a local provider over plain http. Never from config. */
   oidcAllowInsecureRequests?: boolean;
 }
 
 export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise<FastifyInstance> {
   const secure = config.publicUrl.startsWith('https:');
+  const t = config.timeouts;
   const app = Fastify({
     logger: deps.logger ?? false,
-    trustProxy: config.trustProxy,
+    trustProxy: trustProxyOption(config.trustProxy),
+    // A client that trickles its headers or body, or idles on a kept-alive socket, is cut off.
+    requestTimeout: t.requestMs,
+    keepAliveTimeout: t.keepAliveMs,
+    // Fastify's types know `http` only with http2 settings; these are node:http's own.
+    ...({
+      http: {
+        headersTimeout: t.headersMs,
+        // Node checks the two clocks above only this often (30 s by default).
+        connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(Math.min(t.requestMs, t.headersMs) / 2))),
+      },
+    } as object),
     bodyLimit: 64 * 1024,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   });
@@ -53,7 +68,7 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
 
   app.setErrorHandler((err, request, reply) => {
     const mapped = toErrorResponse(err);
-    if (mapped.internal) request.log.error({ err }, 'request failed');
+    if (mapped.internal) request.log.error({ err: loggableError(err) }, 'request failed');
     if (mapped.headers) reply.headers(mapped.headers);
     return reply.code(mapped.body.statusCode).type('application/json; charset=utf-8').send(mapped.body);
   });
@@ -89,7 +104,6 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     },
   });
 
-  installSessionHook(app, { storage: deps.storage, secure });
   const rl: Parameters<typeof registerRateLimit>[1] = {
     max: config.rateLimit.max,
     windowSec: config.rateLimit.windowSec,
@@ -99,6 +113,9 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     rl.nameSpace = `${deps.redisPrefix ?? 'api:'}rl:`;
   }
   await registerRateLimit(app, rl);
+  // After the per-network limiter: a flood of made-up cookies is refused before any lookup.
+  installSessionHook(app, { storage: deps.storage, secure });
+  const admission = new Admission({ maxPending: config.admission.maxPending, retryAfterSec: 5 });
 
   app.get('/openapi.json', { schema: { hide: true }, config: { rateLimit: false } }, async () => app.swagger());
   app.get(
@@ -124,6 +141,7 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     storage: deps.storage,
     secure,
     sessionTtlSec: config.sessionTtlSec,
+    limiter: new AuthLimiter(app, config.authLimits),
   };
   if (config.google) {
     authOpts.google = new OidcClient({
@@ -138,11 +156,21 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     mediaHosts: config.mediaHosts,
     maxSourceBytes: config.maxSourceBytes,
     transcribeMax: config.rateLimit.transcribeMax,
+    sourcePorts: config.sourcePorts,
+    admission,
+    perCallerMax: config.admission.perCallerMax,
   });
   await agentRoutes(app, {
     config,
     transcriber: deps.transcriber,
-    facilitator: deps.facilitator ?? new HTTPFacilitatorClient({ url: config.x402.facilitatorUrl }),
+    facilitator:
+      deps.facilitator ??
+      new HTTPFacilitatorClient({
+        url: config.x402.facilitatorUrl,
+        timeoutMs: deps.facilitatorTimeoutMs ?? config.x402.facilitatorTimeoutMs,
+      }),
+    facilitatorTimeoutMs: deps.facilitatorTimeoutMs ?? config.x402.facilitatorTimeoutMs,
+    admission,
     nonceLock:
       deps.nonceLock ??
       (deps.redis ? new RedisNonceLock(deps.redis, `${deps.redisPrefix ?? 'api:'}x402-nonce:`) : new MemoryNonceLock()),
@@ -151,4 +179,29 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
   });
   await agentSurface(app, { config, table: routeTable });
   return app;
+}
+
+/** A hop count becomes proxy-addr's own rule (trust the nearest N hops); a list is passed as is. */
+function trustProxyOption(
+  value: Config['trustProxy'],
+): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (value === false) return false;
+  if (typeof value === 'number') return (_address, hop) => hop < value;
+  return [...value];
+}
+
+/**
+ * What of an unexpected error goes to the log: its kind, code, message and stack. Database
+ * drivers hang the statement and its parameters on their errors (`query`, `params`,
+ * `parameters`, `detail`), and those hold what users typed, emails included.
+ */
+function loggableError(err: unknown): Record<string, unknown> {
+  if (!(err instanceof Error)) return { type: typeof err };
+  const e = err as Error & { code?: unknown };
+  return {
+    type: e.name,
+    message: e.message,
+    ...(typeof e.code === 'string' ? { code: e.code } : {}),
+    ...(e.stack ? { stack: e.stack } : {}),
+  };
 }

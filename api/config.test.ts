@@ -41,4 +41,28 @@ describe('loadConfig', () => {
       for (const name of ['PORT', 'X402_PAY_TO', 'DATABASE_URL', 'AUTH_SECRET']) expect(msg).toContain(name);
     }
   });
+
+  it('refuses TRUST_PROXY=true and takes a hop count or the proxies’ addresses instead', () => {
+    expect(() => loadConfig({ TRUST_PROXY: 'true' })).toThrow(/TRUST_PROXY=true would trust every/);
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.1, 10.1.0.0/16,::1' }).trustProxy).toEqual([
+      '10.0.0.1',
+      '10.1.0.0/16',
+      '::1',
+    ]);
+    expect(() => loadConfig({ TRUST_PROXY: 'proxy.internal' })).toThrow(/TRUST_PROXY entry/);
+    expect(() => loadConfig({ TRUST_PROXY: '10.0.0.0/33' })).toThrow(/TRUST_PROXY entry/);
+  });
+
+  it('has server timeouts, 443 as the only media port, and a facilitator clock inside the settle margin', () => {
+    const c = loadConfig({});
+    expect(c.timeouts).toEqual({ requestMs: 30_000, headersMs: 10_000, keepAliveMs: 5_000 });
+    expect(c.sourcePorts).toEqual([443]);
+    expect(c.x402.facilitatorTimeoutMs).toBe(10_000);
+    expect(loadConfig({ SOURCE_ALLOWED_PORTS: '443, 8443' }).sourcePorts).toEqual([443, 8443]);
+    expect(() => loadConfig({ SOURCE_ALLOWED_PORTS: '0' })).toThrow(/SOURCE_ALLOWED_PORTS/);
+    // Settling keeps half of the 30 s margin; a facilitator call may never take longer.
+    expect(() => loadConfig({ X402_FACILITATOR_TIMEOUT_SEC: '15' })).toThrow(/X402_FACILITATOR_TIMEOUT_SEC/);
+  });
 });

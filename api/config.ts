@@ -5,6 +5,7 @@
  */
 
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 
 /** USDC amounts have 6 decimals: 0.05 USDC = 50000 base units. */
@@ -26,7 +27,15 @@ export interface Config {
   databaseUrl?: string;
   dataDir: string;
   redisUrl?: string;
-  trustProxy: boolean;
+  /**
+   * Which `X-Forwarded-For` hops to believe: false (none), a hop count, or the proxies'
+   * addresses/CIDRs. Never "every hop": the client writes the left-most entry itself.
+   */
+  trustProxy: false | number | readonly string[];
+  /** Node's server clocks: whole request (headers and body), headers alone, idle keep-alive. */
+  timeouts: { requestMs: number; headersMs: number; keepAliveMs: number };
+  /** Ports a remote media URL may name (443 unless the operator allows others). */
+  sourcePorts: readonly number[];
   /** Host suffixes that POST /api/transcribe accepts (the service's own media hosts). */
   mediaHosts: readonly string[];
   /** Model name or path handed to the engine (resolved lazily on the first transcription). */
@@ -43,8 +52,16 @@ export interface Config {
     assetName: string;
     assetVersion: string;
     maxTimeoutSeconds: number;
+    /** Longest wait on one facilitator call (verify or settle); below the settle margin. */
+    facilitatorTimeoutMs: number;
   };
   rateLimit: { max: number; windowSec: number; transcribeMax: number };
+  /** Sign-up and sign-in budgets: per client address, per target account (with backoff), global. */
+  authLimits: { perIpMax: number; globalMax: number; windowSec: number; accountFreeFailures: number };
+  /** Transcriptions in flight at once (all callers), and per payer / address / account. */
+  admission: { maxPending: number; perCallerMax: number };
+  /** Fetch budget of a paid job, whatever the origin's pace (the work deadline bounds it too). */
+  agentFetchTimeoutSec: number;
   /** Byte cap on remote media (200 MB). */
   maxSourceBytes: number;
   maxDurationSec: number;
@@ -124,6 +141,14 @@ export function loadConfig(env: Env, defaults: { repoRoot?: string } = {}): Read
   if (payTo !== undefined && !evmAddress.test(payTo)) problems.push('X402_PAY_TO must be a 0x-prefixed EVM address');
   if (asset !== undefined && !evmAddress.test(asset)) problems.push('X402_ASSET must be a 0x-prefixed EVM address');
 
+  const trustProxy = parseTrustProxy(str('TRUST_PROXY'), problems);
+  const sourcePorts = (str('SOURCE_ALLOWED_PORTS') ?? '443').split(',').map((p) => p.trim());
+  for (const p of sourcePorts) {
+    if (!/^\d{1,5}$/.test(p) || Number(p) < 1 || Number(p) > 65535) {
+      problems.push(`SOURCE_ALLOWED_PORTS entry ${JSON.stringify(p)} is not a port in [1, 65535]`);
+    }
+  }
+
   const databaseUrl = url('DATABASE_URL', ['postgres:', 'postgresql:']);
   const redisUrl = url('REDIS_URL', ['redis:', 'rediss:']);
   const facilitatorUrl = url('X402_FACILITATOR_URL', ['https:', 'http:']) ?? 'https://x402.org/facilitator';
@@ -133,7 +158,13 @@ export function loadConfig(env: Env, defaults: { repoRoot?: string } = {}): Read
     host,
     publicUrl,
     dataDir: resolve(str('DATA_DIR') ?? resolve(repoRoot, '.data')),
-    trustProxy: str('TRUST_PROXY') === 'true',
+    trustProxy,
+    timeouts: {
+      requestMs: int('REQUEST_TIMEOUT_SEC', 30, 1, 3600) * 1000,
+      headersMs: int('HEADERS_TIMEOUT_SEC', 10, 1, 600) * 1000,
+      keepAliveMs: int('KEEP_ALIVE_TIMEOUT_SEC', 5, 1, 600) * 1000,
+    },
+    sourcePorts: Object.freeze(sourcePorts.map(Number)),
     mediaHosts: Object.freeze(mediaHosts),
     model: str('MODEL') ?? 'large-v3',
     authSecret,
@@ -145,7 +176,19 @@ export function loadConfig(env: Env, defaults: { repoRoot?: string } = {}): Read
       assetName: str('X402_ASSET_NAME') ?? usdc?.name ?? 'USDC',
       assetVersion: str('X402_ASSET_VERSION') ?? usdc?.version ?? '2',
       maxTimeoutSeconds: int('X402_MAX_TIMEOUT_SEC', 300, 30, 3600),
+      facilitatorTimeoutMs: int('X402_FACILITATOR_TIMEOUT_SEC', 10, 1, 14) * 1000,
     },
+    authLimits: {
+      perIpMax: int('AUTH_RATE_LIMIT_PER_IP', 20, 1, 1_000_000),
+      globalMax: int('AUTH_RATE_LIMIT_GLOBAL', 1000, 1, 100_000_000),
+      windowSec: int('AUTH_RATE_LIMIT_WINDOW_SEC', 900, 1, 86_400),
+      accountFreeFailures: int('AUTH_ACCOUNT_FREE_FAILURES', 5, 1, 1000),
+    },
+    admission: {
+      maxPending: int('TRANSCRIBE_MAX_PENDING', 4, 1, 10_000),
+      perCallerMax: int('TRANSCRIBE_MAX_PER_CALLER', 1, 1, 1000),
+    },
+    agentFetchTimeoutSec: int('AGENT_FETCH_TIMEOUT_SEC', 60, 1, 3600),
     rateLimit: {
       max: int('RATE_LIMIT_MAX', 120, 1, 1_000_000),
       windowSec: int('RATE_LIMIT_WINDOW_SEC', 60, 1, 86_400),
@@ -162,6 +205,30 @@ export function loadConfig(env: Env, defaults: { repoRoot?: string } = {}): Read
   }
   if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   return deepFreeze(config);
+}
+
+/**
+ * TRUST_PROXY: `false`/absent, a hop count (`1`: one proxy in front of us), or a comma list of
+ * the proxies' addresses or CIDRs. `true` is refused: trusting every hop lets the client choose
+ * its own address in the left-most X-Forwarded-For entry, and per-address limits with it.
+ */
+function parseTrustProxy(raw: string | undefined, problems: string[]): false | number | readonly string[] {
+  if (raw === undefined || raw === 'false') return false;
+  if (/^\d{1,2}$/.test(raw)) return Number(raw) === 0 ? false : Number(raw);
+  if (raw === 'true') {
+    problems.push('TRUST_PROXY=true would trust every X-Forwarded-For hop; give a hop count or proxy addresses');
+    return false;
+  }
+  const entries = raw.split(',').map((e) => e.trim());
+  for (const e of entries) {
+    const [addr, bits, extra] = e.split('/');
+    const family = isIP(addr ?? '');
+    const okBits = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+    if (family === 0 || !okBits || extra !== undefined) {
+      problems.push(`TRUST_PROXY entry ${JSON.stringify(e)} is not an IP address or CIDR`);
+    }
+  }
+  return Object.freeze(entries);
 }
 
 function deepFreeze<T>(value: T): T {

@@ -77,6 +77,8 @@ describe('end to end with the real engine', () => {
         X402_PAY_TO: PAY_TO,
         X402_FACILITATOR_URL: facilitator.url,
         PUBLIC_URL: 'http://api.example.test',
+        // The origin listens on a port of its own; an operator would list it the same way.
+        SOURCE_ALLOWED_PORTS: new URL(originUrl).port,
       }),
       { storage, transcriber },
     );
@@ -226,6 +228,42 @@ describe('end to end with the real engine', () => {
       expect(answers.map((r) => r.status).sort()).toEqual([200, 409, 409]);
       expect((originHits.get('/jfk.wav') ?? 0) - hits).toBe(1);
       expect(facilitator.settlements.length - settled).toBe(1);
+    });
+
+    it('stops a dripping source at the paid fetch budget, settles nothing and keeps the claim', async () => {
+      // A second app over the same queue and engine, with a 1 s fetch budget for paid work.
+      const short = await startTestApp(
+        testConfig({
+          X402_PAY_TO: PAY_TO,
+          X402_FACILITATOR_URL: facilitator.url,
+          PUBLIC_URL: 'http://api.example.test',
+          SOURCE_ALLOWED_PORTS: new URL(originUrl).port,
+          AGENT_FETCH_TIMEOUT_SEC: '1',
+        }),
+        { storage, transcriber },
+      );
+      try {
+        const http = new x402HTTPClient(payer);
+        const send = (header?: string) =>
+          short.app.inject({
+            method: 'POST',
+            url: '/api/agent/transcribe',
+            headers: header ? { 'x-payment': header } : {},
+            payload: { sourceUrl: `${originUrl}/slow.wav` },
+          });
+        const required = await send();
+        const payload = await payer.createPaymentPayload(http.getPaymentRequiredResponse(() => null, required.json()));
+        const header = http.encodePaymentSignatureHeader(payload)['X-PAYMENT']!;
+        const settles = facilitator.settleCalls;
+        const res = await send(header);
+        expect(res.statusCode).toBe(504);
+        expect(res.json()).toMatchObject({ code: 'SOURCE_TIMEOUT', details: { timeout: 'total', ms: 1000 } });
+        expect(facilitator.settleCalls).toBe(settles);
+        // The same header does not buy the dripping origin another hold on the worker.
+        expect((await send(header)).statusCode).toBe(409);
+      } finally {
+        await short.close();
+      }
     });
 
     it('answers 502 for a failing source and settles nothing', async () => {

@@ -14,6 +14,7 @@ export const API_ERROR_CODES = {
   CSRF_INVALID: 'The CSRF token is missing or wrong for this cookie-authenticated request.',
   INVALID_CREDENTIALS: 'The email or password is wrong (deliberately not saying which).',
   EMAIL_TAKEN: 'An account with this email already exists.',
+  PASSWORD_TOO_WEAK: 'The new password is too short, too common, repetitive or contains the email (details.reason).',
   OIDC_NOT_CONFIGURED: 'This sign-in provider is not configured on the service.',
   OIDC_FAILED: 'The identity provider sign-in did not complete.',
   NOT_FOUND: 'No such route.',
@@ -26,6 +27,8 @@ export const API_ERROR_CODES = {
   PAYMENTS_DISABLED: 'No receiving wallet is configured; the paid endpoint is unavailable.',
   FACILITATOR_UNAVAILABLE: 'The payment facilitator could not be reached.',
   PAYLOAD_TOO_LARGE: 'The request body is too large.',
+  TOO_MANY_IN_FLIGHT: 'Too many of this caller’s requests (payer, address or account) are in flight; see Retry-After.',
+  SERVICE_BUSY: 'The transcription queue is full; see Retry-After.',
   INTERNAL: 'An unexpected error; the details are in the server log.',
 } as const;
 
@@ -43,6 +46,7 @@ export const ENGINE_STATUS: Readonly<Record<EngineErrorCode, number>> = Object.f
   SOURCE_URL_INVALID: 400,
   SOURCE_SCHEME_NOT_ALLOWED: 400,
   SOURCE_HOST_NOT_ALLOWED: 400,
+  SOURCE_PORT_NOT_ALLOWED: 400,
   SOURCE_ADDRESS_BLOCKED: 400,
   SOURCE_TOO_LARGE: 413,
   SOURCE_HTTP_STATUS: 502,

@@ -1,12 +1,13 @@
 /**
  * Rate limits through the real app, with the in-memory store and with the real Redis at
  * 127.0.0.1:6379 (a key prefix of its own per run): the draft headers, the structured
- * RateLimit / RateLimit-Policy fields, 429 with Retry-After, per session versus per IP.
+ * RateLimit / RateLimit-Policy fields, 429 with Retry-After, per network (IPv6 /64) and per
+ * account, unknown routes, the sign-up and sign-in budgets, and TRUST_PROXY hop counts.
  */
 
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { SqlStorage } from './storage/sql.ts';
 import { Client, memoryStorage, startTestApp, testConfig } from './testing/harness.ts';
 
@@ -14,6 +15,7 @@ const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
 const prefix = `test-api-${randomBytes(6).toString('hex')}:`;
 let storage: SqlStorage;
+const PASSWORD = 'a long enough password';
 
 beforeAll(async () => {
   storage = await memoryStorage();
@@ -59,7 +61,7 @@ describe.each(stores)('rate limits ($name store)', ({ name, deps }) => {
     }
   });
 
-  it('keys signed-in clients by session, not by address', async () => {
+  it('counts a signed-in client against its network and its account: a new session resets neither', async () => {
     const t = await startTestApp(testConfig({ RATE_LIMIT_MAX: '4', RATE_LIMIT_WINDOW_SEC: '60' }), {
       ...deps,
       storage,
@@ -69,18 +71,203 @@ describe.each(stores)('rate limits ($name store)', ({ name, deps }) => {
       const c = new Client(t.app);
       // csrf (1) + signup (2): this address has 2 left.
       await c.request({ url: '/api/auth/csrf', remoteAddress: ip });
-      await c.request({
+      const e = `rl-${randomBytes(4).toString('hex')}@example.com`;
+      const signup = await c.request({
         method: 'POST',
         url: '/api/auth/signup',
         remoteAddress: ip,
         headers: { 'x-csrf-token': c.csrf ?? (await c.fetchCsrf()) },
-        payload: { email: `rl-${randomBytes(4).toString('hex')}@example.com`, password: 'long enough password' },
+        payload: { email: e, password: PASSWORD },
       });
+      expect(signup.statusCode).toBe(201);
       const signedIn = await c.request({ url: '/api/auth/session', remoteAddress: ip });
       expect(signedIn.json().user).toBeDefined();
-      expect(signedIn.headers['ratelimit-remaining']).toBe('3');
-      const anon = await t.app.inject({ url: '/api/auth/session', remoteAddress: ip });
-      expect(Number(anon.headers['ratelimit-remaining'])).toBeLessThan(3);
+      expect(signedIn.headers['ratelimit-remaining']).toBe('1');
+      await c.request({ url: '/api/auth/session', remoteAddress: ip });
+      // The address is spent; the session that was valid a moment ago does not open a new budget.
+      const limited = await c.request({ url: '/api/auth/session', remoteAddress: ip });
+      expect(limited.statusCode).toBe(429);
+      // Another network, same account: the account has spent 2 of its 4.
+      const elsewhere = await c.request({ url: '/api/auth/session', remoteAddress: '10.200.0.1' });
+      expect(elsewhere.statusCode).toBe(200);
+      expect(elsewhere.headers['ratelimit-remaining']).toBe('1');
+      await c.request({ url: '/api/auth/session', remoteAddress: '10.200.0.2' });
+      const accountSpent = await c.request({ url: '/api/auth/session', remoteAddress: '10.200.0.3' });
+      expect(accountSpent.statusCode).toBe(429);
+      // Anonymous from that third network: its own budget is untouched by the account's.
+      expect((await t.app.inject({ url: '/api/auth/session', remoteAddress: '10.200.0.3' })).statusCode).toBe(200);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('keys IPv6 clients by /64 and counts unknown routes', async () => {
+    const t = await startTestApp(testConfig({ RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_SEC: '60' }), {
+      ...deps,
+      storage,
+    });
+    try {
+      const net = name === 'redis' ? '2001:db8:1:2' : '2001:db8:1:3';
+      expect((await t.app.inject({ url: '/no/such/route', remoteAddress: `${net}::1` })).statusCode).toBe(404);
+      expect((await t.app.inject({ url: '/no/such/route', remoteAddress: `${net}::2` })).statusCode).toBe(404);
+      expect((await t.app.inject({ url: '/api/auth/session', remoteAddress: `${net}:ffff::9` })).statusCode).toBe(200);
+      const limited = await t.app.inject({ url: '/no/such/route', remoteAddress: `${net}:abcd::1` });
+      expect(limited.statusCode).toBe(429);
+      expect(limited.json().code).toBe('RATE_LIMITED');
+      // The next /64 is another client.
+      expect((await t.app.inject({ url: '/api/auth/session', remoteAddress: '2001:db8:1:ff::1' })).statusCode).toBe(
+        200,
+      );
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('the session lookup runs after the limiter', () => {
+  it('does not reach the database for a client already at 429', async () => {
+    const t = await startTestApp(testConfig({ RATE_LIMIT_MAX: '2' }), { storage });
+    try {
+      const lookups = vi.spyOn(storage, 'findActiveSession');
+      const cookie = `auth.session-token=${'x'.repeat(43)}`;
+      for (let i = 0; i < 2; i++)
+        await t.app.inject({ url: '/api/auth/session', remoteAddress: '10.3.0.1', headers: { cookie } });
+      expect(lookups).toHaveBeenCalledTimes(2);
+      const limited = await t.app.inject({ url: '/api/auth/session', remoteAddress: '10.3.0.1', headers: { cookie } });
+      expect(limited.statusCode).toBe(429);
+      expect(lookups).toHaveBeenCalledTimes(2);
+      lookups.mockRestore();
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe.each(stores)('sign-up and sign-in budgets ($name store)', ({ name, deps: shared }) => {
+  // The global budgets are one key per prefix: each test gets a prefix of its own.
+  let deps: Partial<typeof shared & { redisPrefix: string }> = shared;
+  beforeEach(() => {
+    deps = 'redisPrefix' in shared ? { ...shared, redisPrefix: `${prefix}${randomBytes(3).toString('hex')}:` } : shared;
+  });
+  const signUp = (c: Client, ip: string, e = `su-${randomBytes(5).toString('hex')}@example.com`) =>
+    c.request({
+      method: 'POST',
+      url: '/api/auth/signup',
+      remoteAddress: ip,
+      csrf: true,
+      payload: { email: e, password: PASSWORD },
+    });
+
+  it('stops chained sign-ups from one network, fresh sessions and all', async () => {
+    const t = await startTestApp(testConfig({ AUTH_RATE_LIMIT_PER_IP: '3', RATE_LIMIT_MAX: '1000' }), {
+      ...deps,
+      storage,
+    });
+    try {
+      const ip = name === 'redis' ? '10.4.0.1' : '10.4.0.2';
+      // One browser, each sign-up replacing its session with a new one, as the attack did.
+      const c = new Client(t.app);
+      for (let i = 0; i < 3; i++) expect((await signUp(c, ip)).statusCode).toBe(201);
+      const limited = await signUp(c, ip);
+      expect(limited.statusCode).toBe(429);
+      expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+      // A neighbour on another network still signs up.
+      expect((await signUp(new Client(t.app), '10.4.9.9')).statusCode).toBe(201);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('has a global sign-up budget that many networks share', async () => {
+    const t = await startTestApp(testConfig({ AUTH_RATE_LIMIT_GLOBAL: '3', RATE_LIMIT_MAX: '1000' }), {
+      ...deps,
+      storage,
+    });
+    try {
+      for (let i = 0; i < 3; i++) expect((await signUp(new Client(t.app), `10.5.${i}.1`)).statusCode).toBe(201);
+      expect((await signUp(new Client(t.app), '10.5.9.1')).statusCode).toBe(429);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('backs off password guesses against one account, whatever the network or session', async () => {
+    const t = await startTestApp(
+      testConfig({ AUTH_ACCOUNT_FREE_FAILURES: '3', AUTH_RATE_LIMIT_WINDOW_SEC: '60', RATE_LIMIT_MAX: '1000' }),
+      { ...deps, storage },
+    );
+    try {
+      const victim = `victim-${randomBytes(5).toString('hex')}@example.com`;
+      expect((await signUp(new Client(t.app), '10.6.0.1', victim)).statusCode).toBe(201);
+      const guess = (ip: string) =>
+        new Client(t.app).request({
+          method: 'POST',
+          url: '/api/auth/signin/email_password',
+          remoteAddress: ip,
+          csrf: true,
+          payload: { email: victim, password: `wrong guess number ${ip}` },
+        });
+      for (let i = 0; i < 3; i++) expect((await guess(`10.6.${i + 1}.1`)).statusCode).toBe(401);
+      const first = await guess('10.6.8.1');
+      expect(first.statusCode).toBe(429);
+      const second = await guess('10.6.9.1');
+      expect(second.statusCode).toBe(429);
+      // Each attempt past the free ones doubles the wait.
+      expect(second.json().details.retryAfterSec).toBe(2 * first.json().details.retryAfterSec);
+      // Even the right password waits: the account is what is guarded, not the guesser.
+      const owner = await new Client(t.app).request({
+        method: 'POST',
+        url: '/api/auth/signin/email_password',
+        remoteAddress: '10.6.10.1',
+        csrf: true,
+        payload: { email: victim, password: PASSWORD },
+      });
+      expect(owner.statusCode).toBe(429);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('gives sign-in attempts a per-network budget of their own', async () => {
+    const t = await startTestApp(testConfig({ AUTH_RATE_LIMIT_PER_IP: '2', RATE_LIMIT_MAX: '1000' }), {
+      ...deps,
+      storage,
+    });
+    try {
+      const ip = name === 'redis' ? '10.7.0.1' : '10.7.0.2';
+      const attempt = (n: number) =>
+        new Client(t.app).request({
+          method: 'POST',
+          url: '/api/auth/signin/email_password',
+          remoteAddress: ip,
+          csrf: true,
+          payload: { email: `nobody-${n}@example.com`, password: PASSWORD },
+        });
+      expect((await attempt(1)).statusCode).toBe(401);
+      expect((await attempt(2)).statusCode).toBe(401);
+      expect((await attempt(3)).statusCode).toBe(429);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('TRUST_PROXY with a hop count', () => {
+  it('takes the address our proxy saw, not the one the client wrote in X-Forwarded-For', async () => {
+    const t = await startTestApp(testConfig({ TRUST_PROXY: '1', RATE_LIMIT_MAX: '2' }), { storage });
+    try {
+      const via = (spoofed: string, client = '198.51.100.7') =>
+        t.app.inject({
+          url: '/api/auth/session',
+          remoteAddress: '10.8.0.1', // the proxy
+          headers: { 'x-forwarded-for': `${spoofed}, ${client}` },
+        });
+      expect((await via('1.1.1.1')).statusCode).toBe(200);
+      expect((await via('2.2.2.2')).statusCode).toBe(200);
+      // A third left-most value is no new client: 198.51.100.7 has spent its 2.
+      expect((await via('3.3.3.3')).statusCode).toBe(429);
+      // Another client behind the same proxy is counted on its own, not as the proxy.
+      expect((await via('1.1.1.1', '198.51.100.8')).statusCode).toBe(200);
     } finally {
       await t.close();
     }

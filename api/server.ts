@@ -29,6 +29,7 @@ async function main(): Promise<void> {
   const transcriber = await createServiceTranscriber({
     model: config.model,
     maxDurationSec: config.maxDurationSec,
+    allowedPorts: config.sourcePorts,
     ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
   });
   const app = await buildApp(config, {

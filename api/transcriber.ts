@@ -19,6 +19,8 @@ export interface TranscribeRequest {
   wordTimestamps: boolean;
   /** Byte cap on the remote media. */
   maxBytes: number;
+  /** The fetch's whole budget, whatever the origin's pace (the paid route sets it). */
+  fetchTimeoutMs?: number;
 }
 
 export interface Transcriber {
@@ -38,6 +40,8 @@ export interface ServiceTranscriberOptions {
   redisUrl?: string;
   /** Tests pass a fetcher that trusts a test CA; production builds the default one. */
   fetcher?: FetcherLike;
+  /** Ports a media URL may name, for the default fetcher (config.sourcePorts). */
+  allowedPorts?: readonly number[];
   threads?: number;
   /** Jobs worked at once by the in-process worker (default 1: one model, the machine's cores). */
   concurrency?: number;
@@ -60,7 +64,9 @@ export async function createServiceTranscriber(opts: ServiceTranscriberOptions):
   if (queue.kind !== 'memory') return transcriber;
 
   const engines = lazyEngine(opts);
-  const ownFetcher = opts.fetcher ? undefined : new SafeFetcher();
+  const ownFetcher = opts.fetcher
+    ? undefined
+    : new SafeFetcher(opts.allowedPorts ? { allowedPorts: opts.allowedPorts } : {});
   const fetcher = opts.fetcher ?? ownFetcher!;
   const processor = createEngineProcessor({ engineFor: () => engines.get(), fetcher });
   await queue.work(processor, { concurrency: opts.concurrency ?? 1 });

@@ -10,7 +10,9 @@ export const ERROR_CODES = {
   SOURCE_URL_INVALID: 'The source URL could not be parsed or is not acceptable (userinfo, bad host).',
   SOURCE_SCHEME_NOT_ALLOWED: 'Only https sources are allowed, at every redirect hop.',
   SOURCE_HOST_NOT_ALLOWED: "The host is not on this service's media host allow-list.",
-  SOURCE_ADDRESS_BLOCKED: 'The host resolves to a non-public address (loopback, private, metadata, ...).',
+  SOURCE_PORT_NOT_ALLOWED: 'The URL names a port other than 443 that the operator has not allowed.',
+  SOURCE_ADDRESS_BLOCKED:
+    'The host is this machine, or does not resolve to a public address (private, metadata, ... or no answer at all).',
   SOURCE_TOO_LARGE: 'The source is larger than the byte cap.',
   SOURCE_HTTP_STATUS: 'The origin answered with a non-success HTTP status.',
   SOURCE_TIMEOUT: 'The origin did not connect, answer or send within the time limits.',

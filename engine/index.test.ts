@@ -36,7 +36,7 @@ beforeAll(async () => {
     res.end(wav);
   });
   // Test-only: trust the test CA and admit 127.0.0.0/8 (never reachable from configuration).
-  fetcher = new SafeFetcher({ ca: pki.ca, dangerouslyAllowLoopback: true });
+  fetcher = new SafeFetcher({ ca: pki.ca, dangerouslyAllowLoopback: true, allowedPorts: 'any' });
   const model = await resolveModel('synthetic-tiny');
   engine = await createEngine({ modelPath: model.path, threads: 1, concurrency: 2, fetcher });
 });

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the project needs that a fresh machine may lack: ffmpeg (decoding),
-# cmake, ninja and g++ (the whisper.cpp addon build), iproute2 (the SSRF corpus' network namespace).
+# cmake, ninja and g++ (the whisper.cpp addon build), iproute2 (the SSRF corpus' network namespace),
+# chromium (headless, for the browser tests).
 # Idempotent: does nothing when everything is present. Needs root (or sudo) only when it installs.
 set -euo pipefail
 
@@ -10,6 +11,7 @@ command -v cmake >/dev/null || need+=(cmake)
 command -v ninja >/dev/null || need+=(ninja-build)
 command -v g++ >/dev/null || need+=(g++)
 command -v ip >/dev/null || need+=(iproute2)
+command -v chromium >/dev/null || need+=(chromium)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 sudo=()

@@ -45,6 +45,8 @@ export interface RuntimeConfig {
   maxDurationSec?: number;
   /** Limits URL sources to these host suffixes; unset allows any public https host. */
   sourceHosts?: string[];
+  /** Ports a job's URL may name (default 443 only). */
+  sourcePorts?: number[];
 }
 
 export async function createEngineRuntime(config: RuntimeConfig, factories: EngineFactories): Promise<WorkerRuntime> {
@@ -67,7 +69,7 @@ export async function createEngineRuntime(config: RuntimeConfig, factories: Engi
   const pool = new EnginePool(load, config.model, config.models ?? [config.model]);
   await pool.get(undefined);
   // For jobs that bring their own source policy or byte cap (the engine's fetcher has the worker's).
-  const fetcher = new SafeFetcher();
+  const fetcher = new SafeFetcher(config.sourcePorts ? { allowedPorts: config.sourcePorts } : {});
   return {
     processor: createEngineProcessor({ engineFor: (model) => pool.get(model), fetcher }),
     close: async () => {

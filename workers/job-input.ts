@@ -56,6 +56,9 @@ export function validateJobInput(input: TranscriptionJobInput): TranscriptionJob
   if (o.maxBytes !== undefined && (!Number.isSafeInteger(o.maxBytes) || o.maxBytes < 1)) {
     throw invalid('maxBytes is a positive integer.');
   }
+  if (o.fetchTimeoutMs !== undefined && (!Number.isSafeInteger(o.fetchTimeoutMs) || o.fetchTimeoutMs < 1)) {
+    throw invalid('fetchTimeoutMs is a positive integer.');
+  }
   // Only known keys travel: a stored job is exactly what the worker will act on.
   const options: TranscriptionJobInput['options'] = {};
   if (o.language !== undefined) options.language = o.language;
@@ -71,6 +74,7 @@ export function validateJobInput(input: TranscriptionJobInput): TranscriptionJob
         : { mode: 'public' };
   }
   if (o.maxBytes !== undefined) options.maxBytes = o.maxBytes;
+  if (o.fetchTimeoutMs !== undefined) options.fetchTimeoutMs = o.fetchTimeoutMs;
   return { id: input.id, source: input.source, options };
 }
 

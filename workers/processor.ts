@@ -6,7 +6,7 @@
  */
 import type { Readable } from 'node:stream';
 import { EngineError } from '../engine/errors.ts';
-import type { SourceOptions } from '../engine/source/index.ts';
+import { SOURCE_DEFAULTS, type SourceOptions } from '../engine/source/index.ts';
 import type { AsrOptions, RunOptions, Transcript } from '../engine/types.ts';
 import type { JobProcessor } from './types.ts';
 
@@ -42,7 +42,8 @@ export function createEngineProcessor(options: EngineProcessorOptions): JobProce
     if (o.initialPrompt !== undefined) asr.initialPrompt = o.initialPrompt;
     if (options.threads !== undefined) asr.threads = options.threads;
     const run = { signal, onProgress };
-    if ((o.sourcePolicy === undefined && o.maxBytes === undefined) || !URL_LIKE.test(job.source)) {
+    const ownFetch = o.sourcePolicy !== undefined || o.maxBytes !== undefined || o.fetchTimeoutMs !== undefined;
+    if (!ownFetch || !URL_LIKE.test(job.source)) {
       return engine.transcribe(job.source, asr, run);
     }
     // The job's own rules for the fetch: opened here, handed to the engine as a stream.
@@ -52,6 +53,14 @@ export function createEngineProcessor(options: EngineProcessorOptions): JobProce
     const fetchOptions: SourceOptions = { ...run };
     if (o.sourcePolicy) fetchOptions.policy = o.sourcePolicy;
     if (o.maxBytes !== undefined) fetchOptions.maxBytes = o.maxBytes;
+    if (o.fetchTimeoutMs !== undefined) {
+      // One budget for every clock: a silence as long as the whole budget is no longer allowed
+      // to pass for "still healthy", nor are the 30 min the fetcher grants by default.
+      fetchOptions.totalTimeoutMs = o.fetchTimeoutMs;
+      fetchOptions.idleTimeoutMs = Math.min(o.fetchTimeoutMs, SOURCE_DEFAULTS.idleTimeoutMs);
+      fetchOptions.firstByteTimeoutMs = Math.min(o.fetchTimeoutMs, SOURCE_DEFAULTS.firstByteTimeoutMs);
+      fetchOptions.connectTimeoutMs = Math.min(o.fetchTimeoutMs, SOURCE_DEFAULTS.connectTimeoutMs);
+    }
     const { body } = await options.fetcher.open(job.source, fetchOptions);
     try {
       return await engine.transcribe({ stream: body }, asr, run);

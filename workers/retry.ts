@@ -20,6 +20,7 @@ export const RETRY_CLASS: Readonly<Record<EngineErrorCode, RetryClass>> = Object
   SOURCE_URL_INVALID: 'permanent',
   SOURCE_SCHEME_NOT_ALLOWED: 'permanent',
   SOURCE_HOST_NOT_ALLOWED: 'permanent',
+  SOURCE_PORT_NOT_ALLOWED: 'permanent',
   SOURCE_ADDRESS_BLOCKED: 'permanent',
   SOURCE_TOO_LARGE: 'permanent',
   // Decided by the status: 5xx and 429 are transient, everything else permanent (see classifyFailure).

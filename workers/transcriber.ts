@@ -16,6 +16,8 @@ export interface QueueTranscribeRequest {
   language?: string;
   wordTimestamps: boolean;
   maxBytes: number;
+  /** The fetch's whole budget (see TranscriptionJobOptions.fetchTimeoutMs). */
+  fetchTimeoutMs?: number;
 }
 
 export interface QueueTranscriber {
@@ -41,6 +43,7 @@ export function createQueueTranscriber(queue: JobQueue, options: QueueTranscribe
         maxBytes: request.maxBytes,
       };
       if (request.language !== undefined) jobOptions.language = request.language;
+      if (request.fetchTimeoutMs !== undefined) jobOptions.fetchTimeoutMs = request.fetchTimeoutMs;
       if (options.model !== undefined) jobOptions.model = options.model;
       // A request is its own job: two identical requests are two jobs, as two calls to the engine would be.
       return runJob(queue, { id: `api-${randomUUID()}`, source: request.sourceUrl, options: jobOptions }, { signal });

@@ -39,6 +39,11 @@ export interface TranscriptionJobOptions {
   sourcePolicy?: SourcePolicy;
   /** Byte cap on a URL source; omit for the engine's default (200 MiB). */
   maxBytes?: number;
+  /**
+   * Time the origin has for the whole fetch, and for any silence in it (the paid route's
+   * budget, which a slow or dripping origin cannot stretch). Default: the fetcher's own clocks.
+   */
+  fetchTimeoutMs?: number;
 }
 
 export interface TranscriptionJobInput {

@@ -44,6 +44,7 @@ describe('worker configuration from the environment', () => {
         FFMPEG_PATH: '/usr/bin/ffmpeg',
         MAX_DURATION_SEC: '14400',
         SOURCE_HOSTS: 'media.example.com,cdn.example.net',
+        SOURCE_ALLOWED_PORTS: '443,8443',
       },
       defaults,
     );
@@ -62,6 +63,7 @@ describe('worker configuration from the environment', () => {
       modelCacheDir: '/var/cache/models',
       maxDurationSec: 14400,
       sourceHosts: ['media.example.com', 'cdn.example.net'],
+      sourcePorts: [443, 8443],
     });
   });
 
@@ -83,5 +85,6 @@ describe('worker configuration from the environment', () => {
     expect(bad({ WORKER_CONCURRENCY: 'two' }).message).toMatch(/^WORKER_CONCURRENCY/);
     expect(bad({ WHISPER_GPU: 'maybe' }).message).toMatch(/^WHISPER_GPU/);
     expect(bad({ QUEUE_NAME: 'a:b' }).message).toMatch(/^QUEUE_NAME/);
+    expect(bad({ SOURCE_ALLOWED_PORTS: '0' }).message).toMatch(/^SOURCE_ALLOWED_PORTS/);
   });
 });

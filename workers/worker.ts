@@ -33,6 +33,8 @@ export interface WorkerConfig {
   maxDurationSec?: number;
   /** When set, URL sources are limited to these host suffixes; otherwise any public https host. */
   sourceHosts?: string[];
+  /** Ports a URL source may name (default 443 only); the API's SOURCE_ALLOWED_PORTS, the same list. */
+  sourcePorts?: number[];
 }
 
 type Env = Record<string, string | undefined>;
@@ -102,6 +104,15 @@ export function parseWorkerEnv(env: Env, defaults: { model: string }): Readonly<
   if (env.FFMPEG_PATH) config.ffmpegPath = env.FFMPEG_PATH;
   const hosts = list(env, 'SOURCE_HOSTS');
   if (hosts) config.sourceHosts = hosts;
+  const ports = list(env, 'SOURCE_ALLOWED_PORTS');
+  if (ports) {
+    config.sourcePorts = ports.map((p) => {
+      const n = Number(p);
+      if (!/^\d{1,5}$/.test(p) || n < 1 || n > 65535)
+        throw bad('SOURCE_ALLOWED_PORTS', `ports in [1, 65535] (got ${p})`);
+      return n;
+    });
+  }
   return Object.freeze(config);
 }
 

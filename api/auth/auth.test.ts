@@ -4,7 +4,7 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Client, StandInTranscriber, startTestApp, type TestApp, testConfig } from '../testing/harness.ts';
 import { hashSessionToken, newSessionToken } from './session.ts';
 
@@ -16,7 +16,8 @@ describe('auth over http', () => {
   const transcriber = new StandInTranscriber();
 
   beforeAll(async () => {
-    t = await startTestApp(testConfig(), { transcriber });
+    // The sign-up/sign-in budgets have tests of their own (ratelimit.test.ts).
+    t = await startTestApp(testConfig({ AUTH_RATE_LIMIT_PER_IP: '1000' }), { transcriber });
   });
   afterAll(() => t.close());
 
@@ -279,5 +280,102 @@ describe('auth over https', () => {
     } finally {
       await t.close();
     }
+  });
+});
+
+describe('hardening of the account routes', () => {
+  let t: TestApp;
+  const lines: string[] = [];
+  beforeAll(async () => {
+    t = await startTestApp(testConfig({ AUTH_RATE_LIMIT_PER_IP: '1000' }), {
+      logger: { level: 'info', stream: { write: (line: string) => void lines.push(line) } },
+    });
+  });
+  afterAll(() => t.close());
+
+  const signUp = (c: Client, payload: Record<string, unknown>) =>
+    c.request({ method: 'POST', url: '/api/auth/signup', csrf: true, payload });
+
+  it.each([
+    ['12345678', 'too_short'],
+    ['password', 'too_short'],
+    ['        ', 'too_short'],
+    ['a short one', 'too_short'],
+    ['123456789987654321', 'common'],
+    ['1qaz2wsx3edc4rfv', 'common'],
+    ['               ', 'repetitive'],
+    ['abcabcabcabcabcabc', 'repetitive'],
+  ])('refuses the weak password %j (400 PASSWORD_TOO_WEAK, %s)', async (password, reason) => {
+    const e = email();
+    const res = await signUp(new Client(t.app), { email: e, password });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ code: 'PASSWORD_TOO_WEAK', details: { reason } });
+    expect(await t.storage.findPasswordCredential(e)).toBeNull();
+  });
+
+  it('refuses a password that contains the email, and takes a long passphrase with spaces and no symbols', async () => {
+    const e = email();
+    const weak = await signUp(new Client(t.app), { email: e, password: `my address is ${e}` });
+    expect(weak.json().details.reason).toBe('contains_email');
+    const ok = await signUp(new Client(t.app), { email: e, password: 'correct horse battery staple' });
+    expect(ok.statusCode).toBe(201);
+  });
+
+  it('answers 400, not 500, for a NUL in the name or in workspaceId', async () => {
+    const c = new Client(t.app);
+    const e = email();
+    lines.length = 0;
+    const nulName = await signUp(c, { email: e, password: PASSWORD, name: 'Mallory\u0000' });
+    expect(nulName.statusCode).toBe(400);
+    expect(nulName.json().code).toBe('VALIDATION_FAILED');
+    expect((await signUp(c, { email: e, password: PASSWORD })).statusCode).toBe(201);
+    for (const workspaceId of ['ws\u0000', '\u0000', "x' OR '1'='1"]) {
+      const res = await c.request({
+        method: 'PUT',
+        url: '/api/workspaces/active',
+        csrf: true,
+        payload: { workspaceId },
+      });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().code).toBe('VALIDATION_FAILED');
+    }
+    expect(lines.join('')).not.toContain(e);
+  });
+
+  it("logs an unexpected database error without the statement's parameters (no email in the log)", async () => {
+    const e = email();
+    // The schema keeps a NUL from reaching the database now; this lets one through to get
+    // PGlite's own error, which carries the statement and its parameters (the email among them).
+    const create = t.storage.createPasswordUser.bind(t.storage);
+    const spy = vi
+      .spyOn(t.storage, 'createPasswordUser')
+      .mockImplementationOnce((input) => create({ ...input, name: 'bad\u0000name' }));
+    lines.length = 0;
+    try {
+      const res = await signUp(new Client(t.app), { email: e, password: PASSWORD, name: 'fine' });
+      expect(res.statusCode).toBe(500);
+      expect(res.json()).toEqual({ statusCode: 500, code: 'INTERNAL', message: 'Internal server error.' });
+    } finally {
+      spy.mockRestore();
+    }
+    const logged = lines.join('');
+    expect(logged).toContain('request failed');
+    expect(logged).toContain('22021'); // PostgreSQL's "invalid byte sequence": the code is kept
+    expect(logged).not.toContain(e);
+  });
+
+  it('serves the sign-in page unframeable, with its script from a file and no unsafe-inline', async () => {
+    const res = await t.app.inject({ url: '/api/auth/signin' });
+    const csp = String(res.headers['content-security-policy']);
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(res.headers['x-frame-options']).toBe('DENY');
+    expect(res.body).not.toMatch(/<script>(?!<\/script>)/);
+    expect(res.body).toContain('<script src="/api/auth/signin.js" defer></script>');
+    const script = await t.app.inject({ url: '/api/auth/signin.js' });
+    expect(script.statusCode).toBe(200);
+    expect(script.headers['content-type']).toMatch(/^text\/javascript/);
+    expect(script.body).toContain('x-csrf-token');
   });
 });

@@ -6,8 +6,15 @@
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.ts';
+import type { AuthLimiter } from '../ratelimit.ts';
 import type { Storage, User } from '../storage/types.ts';
 import type { OidcClient, PendingSignIn } from './oidc.ts';
+import {
+  PASSWORD_MAX_CHARS,
+  PASSWORD_MIN_CHARS,
+  PASSWORD_PROBLEM_MESSAGES,
+  passwordProblem,
+} from './password-policy.ts';
 import { dummyPasswordHash, hashPassword, verifyPassword } from './passwords.ts';
 import { hashSessionToken, newSessionToken, requireSession, sessionCookieName } from './session.ts';
 
@@ -15,6 +22,8 @@ export interface AuthOptions {
   storage: Storage;
   secure: boolean;
   sessionTtlSec: number;
+  /** Sign-up and sign-in budgets (per network, per target account, global). */
+  limiter: AuthLimiter;
   /** Absent when Google is not configured: its routes answer 404 OIDC_NOT_CONFIGURED. */
   google?: OidcClient;
 }
@@ -42,14 +51,21 @@ const sessionSchema = {
   type: 'object',
   properties: { user: userSchema, expires: { type: 'string', format: 'date-time' } },
 } as const;
+/**
+ * Text that reaches the database: no C0 controls or DEL. PostgreSQL refuses a NUL in text
+ * (a 500 before this), and the others have no business in a name or an id.
+ */
+export const NO_CONTROL_CHARS = '^[^\\u0000-\\u001f\\u007f]*$';
 const credentialsBody = {
   type: 'object',
   required: ['email', 'password'],
   additionalProperties: false,
   properties: {
     email: { type: 'string', format: 'email', maxLength: 254 },
-    password: { type: 'string', minLength: 8, maxLength: 256 },
-    name: { type: 'string', maxLength: 200 },
+    // The policy for new passwords is checked in code (PASSWORD_TOO_WEAK with a reason);
+    // sign-in accepts whatever an older policy let through.
+    password: { type: 'string', minLength: 1, maxLength: PASSWORD_MAX_CHARS },
+    name: { type: 'string', maxLength: 200, pattern: NO_CONTROL_CHARS },
     _csrf: { type: 'string' },
   },
 } as const;
@@ -148,11 +164,17 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
     },
     async (request, reply) => {
       const view = request.auth ? await sessionView(request.auth.userId) : null;
-      reply.header('content-security-policy', "default-src 'none'; script-src 'unsafe-inline'; connect-src 'self'");
+      reply.headers(PAGE_HEADERS);
       reply.type('text/html; charset=utf-8');
       return signInPage(reply.generateCsrf(), opts, view?.email ?? view?.name ?? (view ? view.id : null));
     },
   );
+
+  app.get(SIGNIN_SCRIPT_PATH, { schema: { hide: true } }, async (_request, reply) => {
+    reply.headers({ 'x-content-type-options': 'nosniff', 'cache-control': 'no-cache' });
+    reply.type('text/javascript; charset=utf-8');
+    return SIGNIN_SCRIPT;
+  });
 
   app.post(
     '/api/auth/signup',
@@ -164,14 +186,24 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
         summary: 'Create an email/password account and sign in.',
         headers: csrfHeader,
         body: credentialsBody,
-        response: { 201: sessionSchema, 400: errorRef, 403: errorRef, 409: errorRef },
+        response: { 201: sessionSchema, 400: errorRef, 403: errorRef, 409: errorRef, 429: errorRef },
       },
     },
     async (request, reply) => {
       const body = request.body as { email: string; password: string; name?: string };
+      await opts.limiter.signUp(request);
+      const problem = passwordProblem(body.password, body.email);
+      if (problem) {
+        throw new ApiError(400, 'PASSWORD_TOO_WEAK', PASSWORD_PROBLEM_MESSAGES[problem], {
+          details: { reason: problem, minLength: PASSWORD_MIN_CHARS },
+        });
+      }
       const passwordHash = await hashPassword(body.password);
       const input = body.name === undefined ? { email: body.email, passwordHash } : { ...body, passwordHash };
       const user = await storage.createPasswordUser(input);
+      // A deliberate choice (api/README.md, "Sign-up and enumeration"): with no mail channel
+      // to send the outcome out of band, sign-up says so; the sign-up budgets per network and
+      // globally are what bound how many addresses a stranger can test this way.
       if (!user) throw new ApiError(409, 'EMAIL_TAKEN', 'An account with this email already exists.');
       await startSession(request, reply, user);
       reply.code(201);
@@ -188,11 +220,12 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
         tags: ['auth'],
         headers: csrfHeader,
         body: credentialsBody,
-        response: { 200: sessionSchema, 400: errorRef, 401: errorRef, 403: errorRef },
+        response: { 200: sessionSchema, 400: errorRef, 401: errorRef, 403: errorRef, 429: errorRef },
       },
     },
     async (request, reply) => {
       const body = request.body as { email: string; password: string };
+      await opts.limiter.signIn(request, body.email);
       const credential = await storage.findPasswordCredential(body.email);
       // Unknown email and wrong password run the same Argon2 work and answer the same way.
       const ok = await verifyPassword(body.password, credential?.passwordHash ?? (await dummyPasswordHash()));
@@ -256,9 +289,9 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
           type: 'object',
           required: ['workspaceId'],
           additionalProperties: false,
-          properties: { workspaceId: { type: 'string', maxLength: 64 } },
+          properties: { workspaceId: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._-]+$' } },
         },
-        response: { 200: sessionSchema, 401: errorRef, 403: errorRef },
+        response: { 200: sessionSchema, 400: errorRef, 401: errorRef, 403: errorRef },
       },
     },
     async (request) => {
@@ -361,30 +394,23 @@ function publicUser(u: User) {
 const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-function signInPage(csrfToken: string, opts: AuthOptions, signedInAs: string | null): string {
-  const google = opts.google
-    ? '<p><a id="provider-google" href="/api/auth/signin/google">Sign in with Google</a></p>'
-    : '<p id="provider-google">Google sign-in is not configured on this server.</p>';
-  const status = signedInAs
-    ? `<p id="status">Signed in as ${escapeHtml(signedInAs)}. <button id="signout">Sign out</button></p>`
-    : '';
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Sign in</title>
-<meta name="viewport" content="width=device-width, initial-scale=1"></head>
-<body>
-<h1>Sign in</h1>
-${status}
-<section data-provider="google">${google}</section>
-<section data-provider="email_password">
-<form id="email_password">
-<label>Email <input name="email" type="email" autocomplete="email" required></label>
-<label>Password <input name="password" type="password" autocomplete="current-password" minlength="8" required></label>
-<button name="action" value="signin">Sign in</button> <button name="action" value="signup">Create account</button>
-</form>
-<p id="message" role="status"></p>
-</section>
-<script>
-const csrf = ${JSON.stringify(csrfToken).replace(/</g, '\\u003c')};
+const SIGNIN_SCRIPT_PATH = '/api/auth/signin.js';
+
+/**
+ * The page runs no inline script and may not be framed: a framing page could overlay it and
+ * collect clicks on "Sign out" or typed credentials (clickjacking).
+ */
+const PAGE_HEADERS = Object.freeze({
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+});
+
+/** The page's script, served from our origin so the CSP needs no 'unsafe-inline'. */
+const SIGNIN_SCRIPT = `'use strict';
+const csrf = document.querySelector('meta[name="csrf-token"]').content;
 const post = (url, body) => fetch(url, { method: 'POST', credentials: 'same-origin',
   headers: { 'content-type': 'application/json', 'x-csrf-token': csrf }, body: JSON.stringify(body) });
 document.getElementById('email_password').addEventListener('submit', async (e) => {
@@ -397,6 +423,31 @@ document.getElementById('email_password').addEventListener('submit', async (e) =
 });
 const so = document.getElementById('signout');
 if (so) so.addEventListener('click', async () => { await post('/api/auth/signout', {}); location.reload(); });
-</script>
+`;
+
+function signInPage(csrfToken: string, opts: AuthOptions, signedInAs: string | null): string {
+  const google = opts.google
+    ? '<p><a id="provider-google" href="/api/auth/signin/google">Sign in with Google</a></p>'
+    : '<p id="provider-google">Google sign-in is not configured on this server.</p>';
+  const status = signedInAs
+    ? `<p id="status">Signed in as ${escapeHtml(signedInAs)}. <button id="signout">Sign out</button></p>`
+    : '';
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Sign in</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="csrf-token" content="${escapeHtml(csrfToken)}">
+<script src="${SIGNIN_SCRIPT_PATH}" defer></script></head>
+<body>
+<h1>Sign in</h1>
+${status}
+<section data-provider="google">${google}</section>
+<section data-provider="email_password">
+<form id="email_password">
+<label>Email <input name="email" type="email" autocomplete="email" required></label>
+<label>Password <input name="password" type="password" autocomplete="current-password" required></label>
+<button name="action" value="signin">Sign in</button> <button name="action" value="signup">Create account</button>
+</form>
+<p id="message" role="status"></p>
+</section>
 </body></html>`;
 }

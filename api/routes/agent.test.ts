@@ -101,7 +101,17 @@ describe('POST /api/agent/transcribe (x402 v1)', () => {
     [{}, 'VALIDATION_FAILED'],
     [{ sourceUrl: 'http://media.example.com/a.mp3' }, 'SOURCE_SCHEME_NOT_ALLOWED'],
     [{ sourceUrl: 'https://127.0.0.1/a.mp3' }, 'SOURCE_ADDRESS_BLOCKED'],
-    [{ sourceUrl: 'https://[::ffff:10.0.0.1]/a.mp3' }, 'SOURCE_ADDRESS_BLOCKED'],
+    [{ sourceUrl: 'https://[::ffff:10.0.0.1]/a.mp3' }, 'SOURCE_URL_INVALID'],
+    // Stricter URLs: one spelling per address, port 443, no localhost by any name, no `@` or `\`.
+    [{ sourceUrl: 'https://[::ffff:8.8.8.8]/a.mp3' }, 'SOURCE_URL_INVALID'],
+    [{ sourceUrl: 'https://[64:ff9b::808:808]/a.mp3' }, 'SOURCE_URL_INVALID'],
+    [{ sourceUrl: 'https://media.example.com:8443/a.mp3' }, 'SOURCE_PORT_NOT_ALLOWED'],
+    [{ sourceUrl: 'https://media.example.com:0/a.mp3' }, 'SOURCE_URL_INVALID'],
+    [{ sourceUrl: 'https://media.example.com\\@evil.example/a.mp3' }, 'SOURCE_URL_INVALID'],
+    [{ sourceUrl: 'https://@media.example.com/a.mp3' }, 'SOURCE_URL_INVALID'],
+    [{ sourceUrl: 'https://LOCALHOST./a.mp3' }, 'SOURCE_ADDRESS_BLOCKED'],
+    [{ sourceUrl: 'https://media.localhost/a.mp3' }, 'SOURCE_ADDRESS_BLOCKED'],
+    [{ sourceUrl: 'https://localhost.localdomain/a.mp3' }, 'SOURCE_ADDRESS_BLOCKED'],
     [{ sourceUrl: 'https://169.254.169.254/latest' }, 'SOURCE_ADDRESS_BLOCKED'],
     [{ sourceUrl: 'https://localhost/a.mp3' }, 'SOURCE_ADDRESS_BLOCKED'],
     [{ sourceUrl: 'https://user:pw@media.example.com/a.mp3' }, 'SOURCE_URL_INVALID'],
@@ -196,7 +206,7 @@ describe('POST /api/agent/transcribe (x402 v1)', () => {
     expect(transcriber.calls).toHaveLength(0);
   });
 
-  it.each([
+  it.each<[string, (a: Record<string, string>) => unknown, string]>([
     ['payTo', (a: Record<string, string>) => (a.to = `0x${'9'.repeat(40)}`), 'wrong payee'],
     ['amount', (a: Record<string, string>) => (a.value = '1'), 'wrong amount'],
     [
@@ -204,6 +214,14 @@ describe('POST /api/agent/transcribe (x402 v1)', () => {
       (a: Record<string, string>) => (a.validBefore = String(Math.floor(Date.now() / 1000) + 5)),
       'authorization expires too soon',
     ],
+    ...[20, 30, 60].map(
+      (days) =>
+        [
+          `validBefore (${days} days ahead)`,
+          (a: Record<string, string>) => (a.validBefore = String(Math.floor(Date.now() / 1000) + days * 86_400)),
+          'authorization valid for longer than maxTimeoutSeconds (300 s)',
+        ] as [string, (a: Record<string, string>) => unknown, string],
+    ),
   ])('rejects a payment with the wrong %s before the facilitator', async (_what, mutate, reason) => {
     const header = await signedPayment();
     const p = JSON.parse(Buffer.from(header, 'base64').toString());
@@ -227,6 +245,42 @@ describe('POST /api/agent/transcribe (x402 v1)', () => {
     transcriber.fail = null;
     const retry = await post({ sourceUrl: SOURCE }, { 'X-PAYMENT': header });
     expect(retry.status).toBe(200);
+  });
+
+  it('keeps the claim of a payment whose source timed out: the same header buys no second run', async () => {
+    const header = await signedPayment();
+    transcriber.fail = new EngineError('SOURCE_TIMEOUT', 'the origin dripped');
+    const res = await post({ sourceUrl: SOURCE }, { 'X-PAYMENT': header });
+    expect(res.status).toBe(504);
+    transcriber.fail = null;
+    const again = await post({ sourceUrl: SOURCE }, { 'X-PAYMENT': header });
+    expect(again.status).toBe(409);
+    expect((await json(again)).code).toBe('PAYMENT_REPLAYED');
+    expect(transcriber.calls).toHaveLength(1);
+  });
+
+  it('hands the work a fetch budget from the advertised terms, not the fetcher’s 30 minutes', async () => {
+    const res = await post({ sourceUrl: SOURCE }, { 'X-PAYMENT': await signedPayment() });
+    expect(res.status).toBe(200);
+    // AGENT_FETCH_TIMEOUT_SEC (60) is below maxTimeoutSeconds (300) less the settle margin.
+    expect(transcriber.calls[0]?.fetchTimeoutMs).toBe(60_000);
+  });
+
+  it('lets one payer have one paid request in flight (429 with Retry-After), before the facilitator', async () => {
+    const [first, second] = [await signedPayment(), await signedPayment()];
+    transcriber.delayMs = 1_000;
+    const pending = post({ sourceUrl: SOURCE }, { 'X-PAYMENT': first });
+    await expect.poll(() => transcriber.calls.length).toBe(1);
+    const verifies = facilitator.verifyCalls;
+    const busy = await post({ sourceUrl: SOURCE }, { 'X-PAYMENT': second });
+    expect(busy.status).toBe(429);
+    expect(busy.headers.get('retry-after')).toBe('5');
+    expect((await json(busy)).code).toBe('TOO_MANY_IN_FLIGHT');
+    expect(facilitator.verifyCalls).toBe(verifies);
+    expect((await pending).status).toBe(200);
+    // Refused at the door, the second payment's claim was released: it can be used now.
+    transcriber.delayMs = 0;
+    expect((await post({ sourceUrl: SOURCE }, { 'X-PAYMENT': second })).status).toBe(200);
   });
 
   it('gives no result when settlement fails (402)', async () => {
@@ -390,6 +444,129 @@ describe('POST /api/agent/transcribe near the end of the authorization', () => {
       expect(transcriber.aborted).toBe(1);
       expect(facilitator.verifyCalls).toBe(1);
       expect(facilitator.settleCalls).toBe(0);
+    } finally {
+      await t.close();
+      await facilitator.close();
+    }
+  });
+});
+
+describe('POST /api/agent/transcribe admission and facilitator clocks', () => {
+  const lines: string[] = [];
+  const logger = { level: 'info', stream: { write: (line: string) => void lines.push(line) } };
+  const other = new x402Client().registerV1(
+    'base-sepolia',
+    new ExactEvmSchemeV1(toClientEvmSigner(privateKeyToAccount(generatePrivateKey()))),
+  );
+
+  async function app(env: Record<string, string>, transcriber: StandInTranscriber, facilitator: LocalFacilitator) {
+    return startTestApp(
+      testConfig({
+        X402_PAY_TO: PAY_TO,
+        X402_FACILITATOR_URL: facilitator.url,
+        RATE_LIMIT_TRANSCRIBE_MAX: '1000',
+        ...env,
+      }),
+      { transcriber, facilitatorTimeoutMs: 200, logger },
+    );
+  }
+  async function pay(t: TestApp, client: x402Client): Promise<string> {
+    const required = await t.app.inject({
+      method: 'POST',
+      url: '/api/agent/transcribe',
+      payload: { sourceUrl: SOURCE },
+    });
+    const payload = await client.createPaymentPayload(
+      httpPayer.getPaymentRequiredResponse(() => null, required.json()),
+    );
+    return httpPayer.encodePaymentSignatureHeader(payload)['X-PAYMENT']!;
+  }
+  const send = (t: TestApp, header: string, remoteAddress = '203.0.113.1') =>
+    t.app.inject({
+      method: 'POST',
+      url: '/api/agent/transcribe',
+      remoteAddress,
+      headers: { 'x-payment': header },
+      payload: { sourceUrl: SOURCE },
+    });
+
+  it('answers 503 with Retry-After at once when the queue is full, and 429 to a second request from one network', async () => {
+    const facilitator = await new LocalFacilitator().start();
+    const transcriber = new StandInTranscriber();
+    transcriber.delayMs = 1_000;
+    const t = await app({ TRANSCRIBE_MAX_PENDING: '1' }, transcriber, facilitator);
+    try {
+      const [a, b] = [await pay(t, payer), await pay(t, other)];
+      const pending = send(t, a, '203.0.113.1');
+      await expect.poll(() => transcriber.calls.length).toBe(1);
+      const sameNetwork = await send(t, b, '203.0.113.1');
+      expect(sameNetwork.statusCode).toBe(429);
+      expect(sameNetwork.json().code).toBe('TOO_MANY_IN_FLIGHT');
+      const full = await send(t, b, '198.51.100.9');
+      expect(full.statusCode).toBe(503);
+      expect(full.headers['retry-after']).toBe('5');
+      expect(full.json().code).toBe('SERVICE_BUSY');
+      expect(facilitator.verifyCalls).toBe(1);
+      expect((await pending).statusCode).toBe(200);
+      transcriber.delayMs = 0;
+      expect((await send(t, b, '198.51.100.9')).statusCode).toBe(200);
+    } finally {
+      await t.close();
+      await facilitator.close();
+    }
+  });
+
+  it('bounds and logs a facilitator that never answers verify (502)', async () => {
+    const facilitator = await new LocalFacilitator().start();
+    const transcriber = new StandInTranscriber();
+    const t = await app({}, transcriber, facilitator);
+    try {
+      const header = await pay(t, payer);
+      facilitator.hang = 'verify';
+      lines.length = 0;
+      const res = await send(t, header);
+      expect(res.statusCode).toBe(502);
+      expect(res.json().code).toBe('FACILITATOR_UNAVAILABLE');
+      expect(transcriber.calls).toHaveLength(0);
+      expect(lines.some((l) => l.includes('x402 verify failed'))).toBe(true);
+    } finally {
+      await t.close();
+      await facilitator.close();
+    }
+  });
+
+  it('logs a refused verify', async () => {
+    const facilitator = await new LocalFacilitator().start();
+    const t = await app({}, new StandInTranscriber(), facilitator);
+    try {
+      const p = JSON.parse(Buffer.from(await pay(t, payer), 'base64').toString());
+      p.payload.authorization.validBefore = String(Number(p.payload.authorization.validBefore) - 1);
+      lines.length = 0;
+      const res = await send(t, Buffer.from(JSON.stringify(p)).toString('base64'));
+      expect(res.statusCode).toBe(402);
+      const logged = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'x402 verify refused');
+      expect(logged).toMatchObject({ reason: 'invalid_exact_evm_payload_signature', paymentId: expect.any(String) });
+    } finally {
+      await t.close();
+      await facilitator.close();
+    }
+  });
+
+  it('bounds and logs a facilitator that never answers settle (402), and keeps the claim', async () => {
+    const facilitator = await new LocalFacilitator().start();
+    const transcriber = new StandInTranscriber();
+    const t = await app({}, transcriber, facilitator);
+    try {
+      const header = await pay(t, payer);
+      facilitator.hang = 'settle';
+      lines.length = 0;
+      const res = await send(t, header);
+      expect(res.statusCode).toBe(402);
+      expect(res.json().code).toBe('PAYMENT_SETTLEMENT_FAILED');
+      expect(lines.some((l) => l.includes('x402 settle failed'))).toBe(true);
+      // It may have settled after all: the same header is not run again.
+      facilitator.hang = null;
+      expect((await send(t, header)).statusCode).toBe(409);
     } finally {
       await t.close();
       await facilitator.close();

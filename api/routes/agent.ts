@@ -7,9 +7,12 @@
  */
 
 import { encodePaymentResponseHeader, type HTTPFacilitatorClient } from '@x402/core/http';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { isEngineError } from '../../engine/errors.ts';
+import type { Admission } from '../admission.ts';
 import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
+import { clientNetwork } from '../ratelimit.ts';
 import { checkPublicHttpsUrl } from '../source-url.ts';
 import type { Storage } from '../storage/types.ts';
 import { AGENT_TRANSCRIBE_PATH, paymentTerms, paymentTermsSchema } from '../surface/facts.ts';
@@ -18,6 +21,7 @@ import type { NonceLock } from '../x402/nonce-lock.ts';
 import {
   agentRequirements,
   checkPayment,
+  type PaymentPayloadV1,
   type PaymentRequirementsV1,
   paymentId,
   paymentRequired,
@@ -36,6 +40,9 @@ export interface AgentOptions {
   storage: Storage;
   /** Default SETTLE_MARGIN_SEC; tests shorten it to reach the deadline quickly. */
   settleMarginSec?: number;
+  /** Our bound on each facilitator call (verify, settle). */
+  facilitatorTimeoutMs: number;
+  admission: Admission;
 }
 
 export async function agentRoutes(app: FastifyInstance, opts: AgentOptions): Promise<void> {
@@ -60,7 +67,7 @@ export async function agentRoutes(app: FastifyInstance, opts: AgentOptions): Pro
   app.post(
     PATH,
     {
-      config: { rateLimit: { max: config.rateLimit.transcribeMax }, rateLimitPolicy: 'agent' },
+      config: { rateLimitMax: config.rateLimit.transcribeMax, rateLimitPolicy: 'agent' },
       schema: {
         operationId: 'agentTranscribe',
         tags: ['agent'],
@@ -89,7 +96,7 @@ export async function agentRoutes(app: FastifyInstance, opts: AgentOptions): Pro
     },
     async (request, reply) => {
       const body = request.body as TranscribeBody;
-      checkPublicHttpsUrl(body.sourceUrl);
+      checkPublicHttpsUrl(body.sourceUrl, { allowedPorts: config.sourcePorts });
       if (x.payTo === undefined) {
         throw new ApiError(503, 'PAYMENTS_DISABLED', 'Payments are not enabled on this server.');
       }
@@ -99,30 +106,49 @@ export async function agentRoutes(app: FastifyInstance, opts: AgentOptions): Pro
         throw paymentRequired(requirements, 'PAYMENT_REQUIRED', 'X-PAYMENT header is required');
       }
       const nowSec = Math.floor(Date.now() / 1000);
+      // Also refuses a validBefore past maxTimeoutSeconds, before the facilitator hears of it.
       const payment = checkPayment(header, requirements, nowSec, margin);
       const id = paymentId(payment);
       const validBefore = Number(payment.payload.authorization.validBefore);
       // Held until the authorization expires: after that the chain refuses it anyway.
       const claim = await nonceLock.acquire(id, (validBefore - nowSec + 60) * 1000);
       if (!claim) throw new ApiError(409, 'PAYMENT_REPLAYED', 'This payment has already been used or is in use.');
+      // Before the facilitator or the queue: a payer or a network already in flight, or a full
+      // queue, gets an immediate answer instead of a place behind work that may never pay.
+      let leave: () => void;
+      try {
+        leave = opts.admission.enter([
+          { key: `payer:${payment.payload.authorization.from.toLowerCase()}`, max: config.admission.perCallerMax },
+          { key: `ip:${clientNetwork(request.ip)}`, max: config.admission.perCallerMax },
+        ]);
+      } catch (err) {
+        await claim.release().catch(() => {});
+        throw err;
+      }
 
       let settled = false;
       let keepClaim = false;
       try {
-        await verifyOrThrow(facilitator, payment, requirements);
+        await verifyOrThrow(facilitator, payment, requirements, opts.facilitatorTimeoutMs, request);
+        // The work gets what the advertised terms promise, less the time kept for settling,
+        // whatever the origin's pace or the fetcher's own (much longer) clocks.
+        const workMs = Math.max(1, (Math.min(validBefore - nowSec, x.maxTimeoutSeconds) - margin / 2) * 1000);
         const req: TranscribeRequest = {
           sourceUrl: body.sourceUrl,
           policy: { mode: 'public' },
           wordTimestamps: body.word_timestamps,
           maxBytes: config.maxSourceBytes,
+          fetchTimeoutMs: Math.min(workMs, config.agentFetchTimeoutSec * 1000),
         };
         if (body.language !== undefined) req.language = body.language;
-        // Work that would outlive the authorization could never be paid for: stop it in time.
-        const deadline = AbortSignal.timeout(Math.max(0, validBefore - margin / 2 - nowSec) * 1000);
+        const deadline = AbortSignal.timeout(workMs);
         let transcript: Awaited<ReturnType<typeof transcribeForClient>>;
         try {
           transcript = await transcribeForClient(opts.transcriber, request, reply, req, deadline);
         } catch (err) {
+          // A payment whose work was stopped by our clocks or refused by our source rules may
+          // not come back for another free run: its claim stays until validBefore.
+          keepClaim = deadline.aborted || (isEngineError(err) && ABUSE_CODES.has(err.code));
           if (deadline.aborted && !reply.raw.destroyed) {
             throw paymentRequired(
               requirements,
@@ -134,16 +160,19 @@ export async function agentRoutes(app: FastifyInstance, opts: AgentOptions): Pro
         }
         let settle: Awaited<ReturnType<typeof facilitator.settle>>;
         try {
-          // v1 shapes; the client posts them to /settle as given.
-          settle = await facilitator.settle(payment as never, requirements as never);
+          // v1 shapes; the client posts them to /settle as given. Bounded by our own clock
+          // as well: a settlement after validBefore cannot succeed.
+          const settleMs = Math.min(opts.facilitatorTimeoutMs, Math.max(0, validBefore * 1000 - Date.now()));
+          settle = await withTimeout(facilitator.settle(payment as never, requirements as never), settleMs, 'settle');
         } catch (err) {
           // Unknown outcome (timeout, network): it may have settled, so the nonce stays claimed.
           // A SettleError is the facilitator's definite `success: false`.
           keepClaim = (err as Error | null)?.name !== 'SettleError';
-          request.log.error({ err }, 'x402 settle failed');
+          request.log.error({ err, paymentId: id }, 'x402 settle failed');
           throw paymentRequired(requirements, 'PAYMENT_SETTLEMENT_FAILED', 'Settlement failed; no result is given.');
         }
         if (!settle.success) {
+          request.log.warn({ paymentId: id, reason: settle.errorReason }, 'x402 settle refused');
           throw paymentRequired(requirements, 'PAYMENT_SETTLEMENT_FAILED', 'Settlement failed; no result is given.', {
             reason: settle.errorReason ?? 'unknown',
           });
@@ -174,31 +203,65 @@ export async function agentRoutes(app: FastifyInstance, opts: AgentOptions): Pro
         reply.header('Access-Control-Expose-Headers', 'X-PAYMENT-RESPONSE');
         return transcript;
       } finally {
+        leave();
         if (!settled && !keepClaim) await claim.release().catch(() => {});
       }
     },
   );
 }
 
+/**
+ * Failures of the work that a stranger causes on purpose to tie the worker up (a source that
+ * drips, redirects in loops, points inside, or is too large). The payment that carried them
+ * keeps its claim, so the same header cannot buy another free attempt.
+ */
+const ABUSE_CODES: ReadonlySet<string> = new Set([
+  'SOURCE_TIMEOUT',
+  'SOURCE_ADDRESS_BLOCKED',
+  'SOURCE_TOO_LARGE',
+  'SOURCE_TOO_MANY_REDIRECTS',
+  'MEDIA_DURATION_EXCEEDED',
+  'DECODE_TIMEOUT',
+]);
+
+class FacilitatorTimeout extends Error {
+  override readonly name = 'FacilitatorTimeout';
+}
+
+/** Our own bound on a facilitator call, whatever the client library's clock says. */
+function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new FacilitatorTimeout(`facilitator ${what} took longer than ${ms} ms`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
 async function verifyOrThrow(
   facilitator: AgentOptions['facilitator'],
-  payment: unknown,
+  payment: PaymentPayloadV1,
   requirements: PaymentRequirementsV1,
+  timeoutMs: number,
+  request: FastifyRequest,
 ): Promise<void> {
+  const paymentId_ = paymentId(payment);
   let result: Awaited<ReturnType<AgentOptions['facilitator']['verify']>>;
   try {
-    result = await facilitator.verify(payment as never, requirements as never);
+    result = await withTimeout(facilitator.verify(payment as never, requirements as never), timeoutMs, 'verify');
   } catch (err) {
     // The client library throws VerifyError for a facilitator's non-2xx `{isValid: false}`.
     const data = (err as { invalidReason?: unknown; response?: { isValid?: unknown; invalidReason?: unknown } }) ?? {};
     const reason = data.invalidReason ?? data.response?.invalidReason;
     if (typeof reason === 'string') {
+      request.log.warn({ paymentId: paymentId_, reason }, 'x402 verify refused');
       throw paymentRequired(requirements, 'PAYMENT_INVALID', `Payment rejected: ${reason}.`, { reason });
     }
+    request.log.error({ err, paymentId: paymentId_ }, 'x402 verify failed');
     throw new ApiError(502, 'FACILITATOR_UNAVAILABLE', 'The payment facilitator could not be reached.', { cause: err });
   }
   if (!result.isValid) {
     const reason = result.invalidReason ?? 'invalid';
+    request.log.warn({ paymentId: paymentId_, reason }, 'x402 verify refused');
     throw paymentRequired(requirements, 'PAYMENT_INVALID', `Payment rejected: ${reason}.`, { reason });
   }
 }

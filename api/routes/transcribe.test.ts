@@ -84,6 +84,23 @@ describe('POST /api/transcribe', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json().segments[0]).toEqual({ start: 0, end: 1.5, text: 'stand-in' });
   });
+
+  it('lets one account have one transcription in flight (429 TOO_MANY_IN_FLIGHT with Retry-After)', async () => {
+    transcriber.delayMs = 1_000;
+    try {
+      const before = transcriber.calls.length;
+      const first = send({ sourceUrl: 'https://media.example.test/long.mp3' });
+      await expect.poll(() => transcriber.calls.length).toBe(before + 1);
+      const second = await send({ sourceUrl: 'https://media.example.test/other.mp3' });
+      expect(second.statusCode).toBe(429);
+      expect(second.headers['retry-after']).toBe('5');
+      expect(second.json().code).toBe('TOO_MANY_IN_FLIGHT');
+      expect(transcriber.calls.length).toBe(before + 1);
+      expect((await first).statusCode).toBe(200);
+    } finally {
+      transcriber.delayMs = 0;
+    }
+  });
 });
 
 describe('POST /api/transcribe with no media hosts configured', () => {

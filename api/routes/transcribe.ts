@@ -6,7 +6,9 @@
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Transcript } from '../../engine/types.ts';
+import type { Admission } from '../admission.ts';
 import { requireSession } from '../auth/session.ts';
+import { clientNetwork } from '../ratelimit.ts';
 import { checkMediaHostUrl } from '../source-url.ts';
 import type { TranscribeRequest, Transcriber } from '../transcriber.ts';
 
@@ -92,14 +94,23 @@ export async function transcribeForClient(
 
 export async function transcribeRoutes(
   app: FastifyInstance,
-  opts: { transcriber: Transcriber; mediaHosts: readonly string[]; maxSourceBytes: number; transcribeMax: number },
+  opts: {
+    transcriber: Transcriber;
+    mediaHosts: readonly string[];
+    maxSourceBytes: number;
+    transcribeMax: number;
+    sourcePorts: readonly number[];
+    admission: Admission;
+    /** Requests in flight at once per account and per client network. */
+    perCallerMax: number;
+  },
 ): Promise<void> {
   app.post(
     '/api/transcribe',
     {
       onRequest: requireSession,
       preHandler: app.csrfProtection,
-      config: { rateLimit: { max: opts.transcribeMax }, rateLimitPolicy: 'transcribe' },
+      config: { rateLimitMax: opts.transcribeMax, rateLimitPolicy: 'transcribe' },
       schema: {
         operationId: 'transcribe',
         tags: ['transcribe'],
@@ -126,7 +137,7 @@ export async function transcribeRoutes(
     },
     async (request, reply) => {
       const body = request.body as TranscribeBody;
-      checkMediaHostUrl(body.sourceUrl, opts.mediaHosts);
+      checkMediaHostUrl(body.sourceUrl, opts.mediaHosts, { allowedPorts: opts.sourcePorts });
       const req: TranscribeRequest = {
         sourceUrl: body.sourceUrl,
         policy: { mode: 'allowlist', hostSuffixes: [...opts.mediaHosts] },
@@ -134,7 +145,15 @@ export async function transcribeRoutes(
         maxBytes: opts.maxSourceBytes,
       };
       if (body.language !== undefined) req.language = body.language;
-      return transcribeForClient(opts.transcriber, request, reply, req);
+      const leave = opts.admission.enter([
+        { key: `user:${request.auth!.userId}`, max: opts.perCallerMax },
+        { key: `ip:${clientNetwork(request.ip)}`, max: opts.perCallerMax },
+      ]);
+      try {
+        return await transcribeForClient(opts.transcriber, request, reply, req);
+      } finally {
+        leave();
+      }
     },
   );
 }

@@ -37,6 +37,8 @@ export class LocalFacilitator {
   settleCalls = 0;
   /** When set, /settle answers `{success: false}` with this reason. */
   failSettle: string | null = null;
+  /** When set, that endpoint reads the request and never answers (a facilitator that hangs). */
+  hang: 'verify' | 'settle' | null = null;
   #server: Server | undefined;
   url = '';
 
@@ -48,6 +50,11 @@ export class LocalFacilitator {
           paymentRequirements: PaymentRequirementsV1;
         };
         let answer: Record<string, unknown>;
+        if (this.hang !== null && req.url === `/${this.hang}`) {
+          if (this.hang === 'verify') this.verifyCalls++;
+          else this.settleCalls++;
+          return; // close() cuts the socket
+        }
         if (req.method === 'POST' && req.url === '/verify') {
           this.verifyCalls++;
           answer = await this.verify(body.paymentPayload, body.paymentRequirements);

@@ -73,9 +73,14 @@ const ADDRESS = HEX(40);
 const NONCE = HEX(64);
 const UINT = /^\d{1,78}$/;
 
+/** Client clocks run a little ahead of ours; a `validBefore` this far past our horizon still passes. */
+export const VALID_BEFORE_SKEW_SEC = 60;
+
 /**
  * Decodes and checks the header against `req`. `minRemainingSec`: the authorization must
- * stay valid at least this long, or we could not settle it after doing the work.
+ * stay valid at least this long, or we could not settle it after doing the work. It may not
+ * stay valid much longer than `req.maxTimeoutSeconds` either: its nonce claim is held until
+ * `validBefore`, and a far-off one held it for weeks (and overflowed Node's timers).
  */
 export function checkPayment(
   header: string,
@@ -108,6 +113,9 @@ export function checkPayment(
   if (BigInt(a.value) !== BigInt(req.maxAmountRequired)) throw invalid('wrong amount');
   if (BigInt(a.validAfter) > BigInt(nowSec)) throw invalid('authorization not yet valid');
   if (BigInt(a.validBefore) < BigInt(nowSec + minRemainingSec)) throw invalid('authorization expires too soon');
+  if (BigInt(a.validBefore) > BigInt(nowSec + req.maxTimeoutSeconds + VALID_BEFORE_SKEW_SEC)) {
+    throw invalid(`authorization valid for longer than maxTimeoutSeconds (${req.maxTimeoutSeconds} s)`);
+  }
   return p as PaymentPayloadV1;
 }
 

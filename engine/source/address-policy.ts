@@ -87,6 +87,29 @@ function checkV6(ip: ipaddr.IPv6, options: AddressPolicyOptions): AddressVerdict
   return { allowed: true };
 }
 
+/**
+ * The IPv4 address an IPv6 address carries, when it is one of the forms that embed one
+ * (IPv4-mapped, IPv4-compatible, SIIT, NAT64 in 64:ff9b::/96 or 64:ff9b:1::/48, 6to4, Teredo),
+ * as a dotted quad; null for any other address.
+ */
+export function embeddedIPv4(address: string): string | null {
+  let ip: ipaddr.IPv6;
+  try {
+    ip = ipaddr.IPv6.parse(new URL(`http://[${address}]/`).hostname.slice(1, -1));
+  } catch {
+    return null;
+  }
+  const range = ip.range();
+  const bytes = ip.toByteArray();
+  if (range === 'ipv4Mapped' || range === 'rfc6145' || range === 'rfc6052' || isV4Compatible(ip)) {
+    return lastV4(ip).toString();
+  }
+  if (range === '6to4') return new ipaddr.IPv4(bytes.slice(2, 6)).toString();
+  // Teredo keeps the client's address in the last 32 bits, inverted.
+  if (range === 'teredo') return new ipaddr.IPv4(bytes.slice(12, 16).map((b) => b ^ 0xff)).toString();
+  return null;
+}
+
 function embedded(v4: ipaddr.IPv4, form: string, options: AddressPolicyOptions): AddressVerdict {
   const verdict = checkV4(v4, options);
   return verdict.allowed ? verdict : deny(`${form} form of a denied IPv4 address (${verdict.reason})`);

@@ -19,7 +19,7 @@ import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { abortError, EngineError, isEngineError } from '../errors.ts';
 import type { RunOptions } from '../types.ts';
 import { type AddressPolicyOptions, checkAddress } from './address-policy.ts';
-import { checkUrl, type SourcePolicy } from './url-policy.ts';
+import { checkUrl, type SourcePolicy, type UrlPolicyOptions } from './url-policy.ts';
 
 /** Resolves a hostname to every address it has (A and AAAA), like `dns.lookup(h, {all: true})`. */
 export type LookupFn = (hostname: string) => Promise<LookupAddress[]>;
@@ -34,6 +34,8 @@ export interface SafeFetcherOptions {
   dangerouslyAllowLoopback?: boolean;
   /** Replaces the system resolver (tests answer with addresses they choose). */
   lookup?: LookupFn;
+  /** Ports a URL may name, the operator's choice (default: 443 only). */
+  allowedPorts?: readonly number[] | 'any';
   userAgent?: string;
 }
 
@@ -85,6 +87,7 @@ const PROGRESS_STEP_BYTES = 1024 * 1024;
 export class SafeFetcher {
   readonly #ca: SafeFetcherOptions['ca'];
   readonly #addressOptions: AddressPolicyOptions;
+  readonly #urlOptions: UrlPolicyOptions;
   readonly #resolve: LookupFn;
   readonly #userAgent: string;
   readonly #runs = new Set<FetchRun>();
@@ -93,6 +96,11 @@ export class SafeFetcher {
   constructor(options: SafeFetcherOptions = {}) {
     this.#ca = options.ca;
     this.#addressOptions = Object.freeze({ allowLoopback: options.dangerouslyAllowLoopback === true });
+    const ports = options.allowedPorts ?? [443];
+    this.#urlOptions = Object.freeze({
+      ...this.#addressOptions,
+      allowedPorts: ports === 'any' ? ports : Object.freeze([...ports]),
+    });
     this.#resolve = options.lookup ?? ((hostname) => dnsLookup(hostname, { all: true, order: 'verbatim' }));
     this.#userAgent = options.userAgent ?? 'transcribe-engine/0.1 (+media fetch)';
   }
@@ -106,7 +114,7 @@ export class SafeFetcher {
     const limits = resolveLimits(options);
     const policy = options.policy ?? { mode: 'public' };
     if (options.signal?.aborted) throw abortError(options.signal, 'fetch');
-    let current = checkUrl(url, policy, this.#addressOptions);
+    let current = checkUrl(url, policy, this.#urlOptions);
 
     const run = new FetchRun(limits, options, this.#dialer(limits.connectTimeoutMs), () => this.#runs.delete(run));
     this.#runs.add(run);
@@ -127,7 +135,7 @@ export class SafeFetcher {
               details: { maxRedirects: limits.maxRedirects },
             });
           }
-          const next = checkUrl(location, policy, this.#addressOptions, current);
+          const next = checkUrl(location, policy, this.#urlOptions, current);
           if (visited.has(next.href)) {
             throw new EngineError('SOURCE_TOO_MANY_REDIRECTS', 'The origin redirects in a loop.', {
               details: { maxRedirects: limits.maxRedirects },
@@ -236,31 +244,25 @@ async function resolveChecked(
   hostname: string,
   addressOptions: AddressPolicyOptions,
 ): Promise<LookupAddress[]> {
+  // "Does not resolve" and "resolves inside" get the same answer: told apart, they would let
+  // a stranger map which names our resolver knows (split-horizon and internal zones).
+  const refused = (hidden: unknown) =>
+    new EngineError('SOURCE_ADDRESS_BLOCKED', `The host ${hostname} does not resolve to a public address.`, {
+      cause: hidden,
+    });
   let answers: LookupAddress[];
   try {
     answers = await resolve(hostname);
   } catch (cause) {
-    throw new EngineError('SOURCE_UNREACHABLE', `The host ${hostname} could not be resolved.`, {
-      cause,
-      details: { host: hostname },
-    });
+    throw refused(cause);
   }
-  if (!Array.isArray(answers) || answers.length === 0) {
-    throw new EngineError('SOURCE_UNREACHABLE', `The host ${hostname} has no addresses.`, {
-      details: { host: hostname },
-    });
-  }
+  if (!Array.isArray(answers) || answers.length === 0) throw refused({ answers: 0 });
   // One bad answer condemns the name: a host that lists a private address next to a public one
   // is either misconfigured or probing us, and retrying on another answer is how rebinding works.
   for (const answer of answers) {
     const verdict = checkAddress(answer.address, addressOptions);
-    if (!verdict.allowed) {
-      // The resolved address stays out of the message: it may describe our own network.
-      throw blocked(`The host ${hostname} resolves to an address that is not allowed.`, {
-        address: answer.address,
-        reason: verdict.reason,
-      });
-    }
+    // The resolved address stays out of the message: it may describe our own network.
+    if (!verdict.allowed) throw refused({ address: answer.address, reason: verdict.reason });
   }
   return answers.map((a) => ({ address: a.address, family: a.family }));
 }

@@ -75,6 +75,9 @@ const B = 'SOURCE_ADDRESS_BLOCKED';
 const blocked = (category: string, urls: string[], note?: string): BypassCase[] =>
   urls.map((url) => ({ category, url, expect: B, ...(note === undefined ? {} : { note }) }));
 
+const invalid = (category: string, urls: string[]): BypassCase[] =>
+  urls.map((url) => ({ category, url, expect: 'SOURCE_URL_INVALID' }));
+
 const redirectTo = (location: string, status = 302): string =>
   `https://public.test/redirect?status=${status}&to=${encodeURIComponent(location)}`;
 
@@ -207,8 +210,12 @@ export const CASES: BypassCase[] = [
     'https://[::1]:8443/',
   ]),
 
-  // IPv6 forms that carry an IPv4 address.
-  ...blocked('ipv6-embedded-ipv4', [
+  // IPv6 forms that carry an IPv4 address: refused as URLs (the plain IPv4 form is the one
+  // accepted spelling), whatever the inner address, public ones included.
+  ...invalid('ipv6-embedded-ipv4', [
+    'https://[::ffff:8.8.8.8]/',
+    'https://[64:ff9b::808:808]/',
+    'https://[2002:808:808::1]/',
     'https://[::ffff:127.0.0.1]/',
     'https://[::ffff:7f00:1]/',
     'https://[::FFFF:7F00:0001]/',
@@ -245,18 +252,23 @@ export const CASES: BypassCase[] = [
     ] as const
   ).map((url): BypassCase => ({ category: 'userinfo', url, expect: 'SOURCE_URL_INVALID' })),
 
-  // Parser confusion: what the URL parser reads is what the dialer gets, and it is judged.
-  ...blocked('parser-confusion', [
+  // Parser confusion: spellings parsers disagree on are refused as they were written...
+  ...invalid('parser-confusion', [
     'https://@127.0.0.1/',
     'https://:@127.0.0.1/',
     'https://127.0.0.1\\@public.test/',
     'https:\\\\127.0.0.1/',
-    'https:/127.0.0.1/',
-    'https:127.0.0.1/',
-    'https:///127.0.0.1/',
+    'https://public.test\\@127.0.0.1/',
     '  https://127.0.0.1/  ',
     'https://127.0.0.1\t/',
     'https://12\n7.0.0.1/',
+    'https://public.test:0/ok',
+  ]),
+  // ...and what the URL parser reads from the rest is what the dialer gets, and it is judged.
+  ...blocked('parser-confusion', [
+    'https:/127.0.0.1/',
+    'https:127.0.0.1/',
+    'https:///127.0.0.1/',
     'https://127.0.0.1:0443/',
     'https://%31%32%37.0.0.1/',
     'https://127.0.0.1#@public.test/',
@@ -349,7 +361,7 @@ export const CASES: BypassCase[] = [
       ['file:///etc/passwd', 'SOURCE_SCHEME_NOT_ALLOWED', 301],
       ['https://127.0.0.1/', B, 302],
       ['https://2130706433/', B, 303],
-      ['https://[::ffff:10.0.0.1]/', B, 307],
+      ['https://[::ffff:10.0.0.1]/', 'SOURCE_URL_INVALID', 307],
       ['https://private.test/', B, 308],
       ['https://meta.test/latest/meta-data/', B, 302],
       ['//10.0.0.1/', B, 302],
@@ -376,13 +388,13 @@ export const CASES: BypassCase[] = [
       'https://evilcdn.example.com/',
       'https://example.com/',
       'https://evil.test#.cdn.example.com',
-      'https://evil.test\\.cdn.example.com',
       'https://127.0.0.1/',
       'https://[::1]/',
       'https://private.test/',
     ] as const
   ).map((url): BypassCase => ({ category: 'allowlist', url, expect: 'SOURCE_HOST_NOT_ALLOWED', allowlist: true })),
   { category: 'allowlist', url: 'https://cdn.example.com@evil.test/', expect: 'SOURCE_URL_INVALID', allowlist: true },
+  { category: 'allowlist', url: 'https://evil.test\\.cdn.example.com', expect: 'SOURCE_URL_INVALID', allowlist: true },
   {
     category: 'allowlist',
     url: 'https://cdn.example.com/',

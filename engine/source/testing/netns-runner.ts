@@ -64,8 +64,8 @@ const lookup: LookupFn = async (hostname) => {
 };
 
 const ca = read('ca.pem');
-const strict = new SafeFetcher({ ca, lookup });
-const withLoopback = new SafeFetcher({ ca, lookup, dangerouslyAllowLoopback: true });
+const strict = new SafeFetcher({ ca, lookup, allowedPorts: [443, 8443] });
+const withLoopback = new SafeFetcher({ ca, lookup, dangerouslyAllowLoopback: true, allowedPorts: [443, 8443] });
 const limits = { connectTimeoutMs: 2_000, firstByteTimeoutMs: 2_000, idleTimeoutMs: 2_000, totalTimeoutMs: 5_000 };
 
 const report: RunnerReport = { selfCheck: [], results: [] };
