@@ -57,7 +57,10 @@ describe('transcribe_video over MCP with the real engine', () => {
     fetcher = loopbackMediaFetcher(pki.ca, MEDIA_HOST);
     transcriber = await createServiceTranscriber({ model: 'synthetic-tiny', maxDurationSec: 600, fetcher, threads: 2 });
     storage = await memoryStorage();
-    t = await startTestApp(testConfig({ MEDIA_HOSTS: MEDIA_HOST }), { storage, transcriber });
+    t = await startTestApp(testConfig({ MEDIA_HOSTS: MEDIA_HOST, SOURCE_ALLOWED_PORTS: String(origin.port) }), {
+      storage,
+      transcriber,
+    });
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
     const c = new CookieClient(t.app);
     await c.signUp('mcp-transcribe@example.com');
