@@ -236,6 +236,46 @@ describe('discovery documents', () => {
     }
   });
 
+  it("responses use the service description's field names", async () => {
+    expect(Object.keys((await t.app.inject({ url: '/api/health' })).json()).sort()).toEqual(['service', 'status']);
+    expect((await t.app.inject({ url: '/api/auth/session' })).json()).toEqual({});
+    expect(Object.keys((await t.app.inject({ url: '/api/auth/providers' })).json()).sort()).toEqual([
+      'email_password',
+      'google',
+    ]);
+    const terms = (await t.app.inject({ url: '/api/agent/transcribe' })).json();
+    expect(terms).toMatchObject({
+      price: { amount: '0.05', currency: 'USDC', decimals: 6, baseUnits: '50000' },
+      protocol: 'x402',
+      enabled: true,
+      network: 'base-sepolia',
+    });
+    expect(typeof terms.asset).toBe('string');
+    const paid = await t.app.inject({
+      method: 'POST',
+      url: '/api/agent/transcribe',
+      payload: { sourceUrl: 'https://media.example.org/a.mp3' },
+    });
+    expect(paid.statusCode).toBe(402);
+    const body = paid.json();
+    expect(body).toMatchObject({ x402Version: 1, error: expect.any(String) });
+    expect(Object.keys(body.accepts[0]).sort()).toEqual(
+      [
+        'asset',
+        'description',
+        'extra',
+        'maxAmountRequired',
+        'maxTimeoutSeconds',
+        'mimeType',
+        'network',
+        'payTo',
+        'resource',
+        'scheme',
+      ].sort(),
+    );
+    expect(Object.keys(body.accepts[0].extra).sort()).toEqual(['name', 'version']);
+  });
+
   describe('drift: every document follows the routes, the tools, the price and the auth facts', () => {
     async function callDocs(name: string, args: Record<string, unknown>): Promise<Json> {
       const res = await t.app.inject({
