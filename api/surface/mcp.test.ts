@@ -159,6 +159,33 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
     expect((await client.listTools()).tools).toHaveLength(8);
   });
 
+  it('bad requests get a 4xx, never a 500', async () => {
+    const post = (body: string, headers: Record<string, string>) =>
+      fetch(new URL('/mcp', base), { method: 'POST', headers, body });
+    const json = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const cases: Array<[string, Record<string, string>, number]> = [
+      ['{not json', json, 400],
+      ['hello', { ...json, 'content-type': 'text/plain' }, 400],
+      ['<a/>', { ...json, 'content-type': 'application/xml' }, 415],
+      ['"a string"', json, 400],
+      [
+        '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+        { 'content-type': 'application/json', accept: 'text/html' },
+        406,
+      ],
+      ['{"id":1}', json, 400],
+      ['{"jsonrpc":"2.0","id":1,"method":"tools/list"}', { ...json, 'mcp-protocol-version': '1999-01-01' }, 400],
+      [JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'x', params: { pad: 'x'.repeat(70_000) } }), json, 413],
+    ];
+    for (const [body, headers, status] of cases) {
+      const res = await post(body, headers);
+      expect(res.status, body.slice(0, 40)).toBe(status);
+    }
+    // And the server still answers.
+    const { client } = await connect();
+    expect((await client.callTool({ name: 'health_check', arguments: {} })).isError).toBeFalsy();
+  });
+
   it('GET and DELETE are 405: the server is stateless', async () => {
     for (const method of ['GET', 'DELETE']) {
       const res = await fetch(new URL('/mcp', base), { method, headers: { accept: 'text/event-stream' } });

@@ -218,6 +218,8 @@ function listed(d: ToolDefinition) {
   return tool;
 }
 
+const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'];
+
 async function serveMcp(server: Server, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
@@ -232,14 +234,13 @@ async function serveMcp(server: Server, request: FastifyRequest, reply: FastifyR
     reply.raw.on('close', onClose);
   });
   try {
+    // Only what the transport reads: the tools see the caller through the Fastify request.
     const headers = new Headers();
-    for (const [k, v] of Object.entries(request.headers)) {
-      if (v !== undefined && k !== 'content-length') headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+    for (const name of TRANSPORT_HEADERS) {
+      const v = request.headers[name];
+      if (typeof v === 'string') headers.set(name, v);
     }
-    const webRequest = new Request(`http://${request.hostname || 'localhost'}${request.url}`, {
-      method: 'POST',
-      headers,
-    });
+    const webRequest = new Request(`http://localhost${request.routeOptions.url}`, { method: 'POST', headers });
     const res = await Promise.race([transport.handleRequest(webRequest, { parsedBody: request.body }), gone]);
     if (res === null) {
       // The client went away: nothing to answer; closing the server aborts the running tools.
