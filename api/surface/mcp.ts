@@ -127,11 +127,13 @@ export async function mcpRoutes(app: FastifyInstance, opts: McpOptions): Promise
 
   // Stateless: a `notifications/cancelled` arrives in a POST of its own, to a server that
   // never saw the call. Calls in flight are kept here by session and request id so the
-  // caller's own session can cancel them; entries live as long as their call, so the map is
-  // bounded by the calls the rate limits let in.
+  // caller's own session, from the same address, can cancel them (two clients sharing both
+  // and reusing a request id would cancel the later call: the spec lets a server ignore a
+  // cancellation it cannot match, never act on another caller's). Entries live as long as
+  // their call, so the map is bounded by the calls the rate limits and admission let in.
   const inFlight = new Map<string, AbortController>();
   const flightKey = (request: FastifyRequest, id: string | number) =>
-    request.auth ? `${request.auth.tokenHash}:${typeof id}:${id}` : undefined;
+    request.auth ? `${request.auth.tokenHash}|${request.ip}|${typeof id}:${id}` : undefined;
 
   const serviceServer = (request: FastifyRequest): Server => {
     const server = new Server(
