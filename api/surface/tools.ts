@@ -347,7 +347,7 @@ function routeError(res: LightMyRequestResponse, config: Readonly<Config>): Tool
   try {
     body = res.json<ErrorBody>();
   } catch {
-    body = { statusCode: res.statusCode, code: 'INTERNAL', message: 'Unexpected answer from the route.' };
+    body = { statusCode: res.statusCode, code: 'INTERNAL_ERROR', message: 'Unexpected answer from the route.' };
   }
   if (body.code === 'UNAUTHENTICATED') body = { ...body, message: signInHint(config) };
   return toolError(body);
