@@ -15,15 +15,37 @@ import { OidcClient } from './auth/oidc.ts';
 import { authRoutes, installSessionHook } from './auth/routes.ts';
 import type { Config } from './config.ts';
 import { ApiError, errorBodySchema, toErrorResponse } from './errors.ts';
+import { requireViewer } from './media/access.ts';
+import { CaptionJobs } from './media/caption-jobs.ts';
+import { MediaFiles } from './media/files.ts';
 import { AuthLimiter, registerRateLimit } from './ratelimit.ts';
 import { type AgentOptions, agentRoutes } from './routes/agent.ts';
+import { appPageRoutes } from './routes/app-page.ts';
+import { captionRoutes } from './routes/captions.ts';
+import { folderRoutes } from './routes/folders.ts';
+import { mediaRoutes, resolveOwnMedia } from './routes/media.ts';
+import { projectRoutes } from './routes/projects.ts';
 import { transcribeRoutes } from './routes/transcribe.ts';
+import { uploadRoutes } from './routes/uploads.ts';
+import { type DataPlaneOptions, videoRoutes } from './routes/videos.ts';
 import type { Storage } from './storage/types.ts';
 import { agentSurface, RouteTable } from './surface/index.ts';
 import type { Transcriber } from './transcriber.ts';
 import { MemoryNonceLock, type NonceLock, RedisNonceLock } from './x402/nonce-lock.ts';
 
 export const SERVICE_NAME = 'transcribe-api';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The data plane's background work, for the service's timers and for tests. */
+    dataPlane: {
+      jobs: CaptionJobs;
+      files: MediaFiles;
+      /** Removes uploads not completed before their expiry (also run on a timer). */
+      sweepExpiredUploads(now?: Date): Promise<number>;
+    };
+  }
+}
 
 export interface AppDeps {
   storage: Storage;
@@ -151,6 +173,39 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     });
   }
   await authRoutes(app, authOpts);
+  const files = new MediaFiles(config.media.dir);
+  const jobs = new CaptionJobs({
+    storage: deps.storage,
+    transcriber: deps.transcriber,
+    files,
+    onError: (err, videoId) => app.log.error({ err, videoId }, 'caption generation failed'),
+  });
+  const dataPlane: DataPlaneOptions = { storage: deps.storage, files, jobs, mediaOrigin: config.media.origin, secure };
+  await videoRoutes(app, dataPlane);
+  await folderRoutes(app, dataPlane);
+  await captionRoutes(app, dataPlane);
+  await mediaRoutes(app, dataPlane);
+  await projectRoutes(app, { ...dataPlane, mediaHosts: config.mediaHosts, sourcePorts: config.sourcePorts });
+  const uploads = await uploadRoutes(app, {
+    ...dataPlane,
+    publicUrl: config.publicUrl,
+    authSecret: config.authSecret,
+    maxUploadBytes: config.media.maxUploadBytes,
+    uploadTtlSec: config.media.uploadTtlSec,
+  });
+  await appPageRoutes(app, { mediaOrigin: config.media.origin, publicUrl: config.publicUrl });
+  app.decorate('dataPlane', { jobs, files, sweepExpiredUploads: uploads.sweep });
+  // Abandoned uploads are swept a few times per TTL; the timer never keeps the process alive.
+  const sweeper = setInterval(
+    () => void uploads.sweep().catch((err: unknown) => app.log.error({ err }, 'upload sweep failed')),
+    Math.min(config.media.uploadTtlSec * 250, 10 * 60_000),
+  );
+  sweeper.unref();
+  app.addHook('onClose', async () => {
+    clearInterval(sweeper);
+    await jobs.close();
+  });
+
   await transcribeRoutes(app, {
     transcriber: deps.transcriber,
     mediaHosts: config.mediaHosts,
@@ -159,6 +214,14 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     sourcePorts: config.sourcePorts,
     admission,
     perCallerMax: config.admission.perCallerMax,
+    // Our own media origin's URLs are read from disk, after the same viewing gates a browser meets.
+    async ownMediaPath(request, sourceUrl) {
+      const own = await resolveOwnMedia(dataPlane, sourceUrl);
+      if (!own) return null;
+      await requireViewer(deps.storage, request, own.video);
+      if (own.video.state !== 'ready') throw new ApiError(409, 'MEDIA_NOT_READY', 'The upload is not complete.');
+      return files.mediaPath(own.video.id);
+    },
   });
   await agentRoutes(app, {
     config,

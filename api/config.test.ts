@@ -11,6 +11,25 @@ describe('loadConfig', () => {
     expect(c.x402.network).toBe('base-sepolia');
     expect(c.google).toBeUndefined();
     expect(Object.isFrozen(c) && Object.isFrozen(c.x402) && Object.isFrozen(c.mediaHosts)).toBe(true);
+    // The media origin defaults to the service itself; uploads live under DATA_DIR.
+    expect(c.media).toMatchObject({
+      origin: 'http://localhost:3000',
+      maxUploadBytes: 2 * 1024 ** 3,
+      uploadTtlSec: 86_400,
+    });
+    expect(c.media.dir).toBe(`${c.dataDir}/media`);
+  });
+
+  it('takes a separate media origin and upload caps', () => {
+    const c = loadConfig({
+      MEDIA_ORIGIN: 'https://media.example.com/',
+      MAX_UPLOAD_BYTES: '1000',
+      UPLOAD_TTL_SEC: '120',
+    });
+    expect(c.media).toMatchObject({ origin: 'https://media.example.com', maxUploadBytes: 1000, uploadTtlSec: 120 });
+    expect(() => loadConfig({ MEDIA_ORIGIN: 'ftp://x', UPLOAD_TTL_SEC: '1' })).toThrow(
+      /MEDIA_ORIGIN[\s\S]*UPLOAD_TTL_SEC/,
+    );
   });
 
   it('parses the environment', () => {

@@ -65,6 +65,18 @@ export interface Config {
   /** Byte cap on remote media (200 MB). */
   maxSourceBytes: number;
   maxDurationSec: number;
+  media: {
+    /**
+     * Where media and captions are served from (default PUBLIC_URL). Its media URLs count as
+     * the service's own media hosts: transcription and projects accept them with no MEDIA_HOSTS.
+     */
+    origin: string;
+    /** Files: `<dataDir>/media` (TUS upload store and finished media). */
+    dir: string;
+    maxUploadBytes: number;
+    /** An upload not completed within this many seconds is removed with its video. */
+    uploadTtlSec: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -153,11 +165,14 @@ export function loadConfig(env: Env, defaults: { repoRoot?: string } = {}): Read
   const redisUrl = url('REDIS_URL', ['redis:', 'rediss:']);
   const facilitatorUrl = url('X402_FACILITATOR_URL', ['https:', 'http:']) ?? 'https://x402.org/facilitator';
 
+  const dataDir = resolve(str('DATA_DIR') ?? resolve(repoRoot, '.data'));
+  const mediaOrigin = (url('MEDIA_ORIGIN', ['http:', 'https:']) ?? publicUrl).replace(/\/+$/, '');
+
   const config: Config = {
     port,
     host,
     publicUrl,
-    dataDir: resolve(str('DATA_DIR') ?? resolve(repoRoot, '.data')),
+    dataDir,
     trustProxy,
     timeouts: {
       requestMs: int('REQUEST_TIMEOUT_SEC', 30, 1, 3600) * 1000,
@@ -196,6 +211,12 @@ export function loadConfig(env: Env, defaults: { repoRoot?: string } = {}): Read
     },
     maxSourceBytes: int('MAX_SOURCE_BYTES', 200 * 1024 * 1024, 1, 10 * 1024 ** 3),
     maxDurationSec: int('MAX_DURATION_SEC', 4 * 3600, 1, 48 * 3600),
+    media: {
+      origin: new URL(mediaOrigin).origin,
+      dir: resolve(dataDir, 'media'),
+      maxUploadBytes: int('MAX_UPLOAD_BYTES', 2 * 1024 ** 3, 1, 100 * 1024 ** 3),
+      uploadTtlSec: int('UPLOAD_TTL_SEC', 24 * 3600, 60, 30 * 24 * 3600),
+    },
   };
   if (databaseUrl !== undefined) config.databaseUrl = databaseUrl;
   if (redisUrl !== undefined) config.redisUrl = redisUrl;

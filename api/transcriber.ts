@@ -14,6 +14,11 @@ export type { SourcePolicy };
 
 export interface TranscribeRequest {
   sourceUrl: string;
+  /**
+   * Media already on this service's own media host (an upload): read from this local path
+   * instead of fetching `sourceUrl`. Only set by the service itself, never from a caller's string.
+   */
+  sourcePath?: string;
   policy: SourcePolicy;
   language?: string;
   wordTimestamps: boolean;

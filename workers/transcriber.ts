@@ -12,6 +12,8 @@ import type { JobQueue, TranscriptionJobOptions } from './types.ts';
 
 export interface QueueTranscribeRequest {
   sourceUrl: string;
+  /** A local file the workers can read (media on the service's own host); wins over `sourceUrl`. */
+  sourcePath?: string;
   policy: SourcePolicy;
   language?: string;
   wordTimestamps: boolean;
@@ -46,7 +48,11 @@ export function createQueueTranscriber(queue: JobQueue, options: QueueTranscribe
       if (request.fetchTimeoutMs !== undefined) jobOptions.fetchTimeoutMs = request.fetchTimeoutMs;
       if (options.model !== undefined) jobOptions.model = options.model;
       // A request is its own job: two identical requests are two jobs, as two calls to the engine would be.
-      return runJob(queue, { id: `api-${randomUUID()}`, source: request.sourceUrl, options: jobOptions }, { signal });
+      return runJob(
+        queue,
+        { id: `api-${randomUUID()}`, source: request.sourcePath ?? request.sourceUrl, options: jobOptions },
+        { signal },
+      );
     },
     async close() {
       if (options.ownsQueue !== false) await queue.close();

@@ -103,6 +103,8 @@ export async function transcribeRoutes(
     admission: Admission;
     /** Requests in flight at once per account and per client network. */
     perCallerMax: number;
+    /** The local file behind a URL on the service's own media origin (access checked), or null for any other URL. */
+    ownMediaPath?: (request: FastifyRequest, sourceUrl: string) => Promise<string | null>;
   },
 ): Promise<void> {
   app.post(
@@ -114,7 +116,8 @@ export async function transcribeRoutes(
       schema: {
         operationId: 'transcribe',
         tags: ['transcribe'],
-        summary: "Transcribe media from one of the service's media hosts (session required).",
+        summary:
+          "Transcribe media from the service's own media origin (/media/videos/{id}/media) or a MEDIA_HOSTS host (session required).",
         security: [{ sessionCookie: [] }],
         headers: {
           type: 'object',
@@ -126,6 +129,9 @@ export async function transcribeRoutes(
           400: errorRef,
           401: errorRef,
           403: errorRef,
+          404: errorRef,
+          409: errorRef,
+          410: errorRef,
           413: errorRef,
           422: errorRef,
           429: errorRef,
@@ -137,7 +143,8 @@ export async function transcribeRoutes(
     },
     async (request, reply) => {
       const body = request.body as TranscribeBody;
-      checkMediaHostUrl(body.sourceUrl, opts.mediaHosts, { allowedPorts: opts.sourcePorts });
+      const ownPath = (await opts.ownMediaPath?.(request, body.sourceUrl)) ?? null;
+      if (ownPath === null) checkMediaHostUrl(body.sourceUrl, opts.mediaHosts, { allowedPorts: opts.sourcePorts });
       const req: TranscribeRequest = {
         sourceUrl: body.sourceUrl,
         policy: { mode: 'allowlist', hostSuffixes: [...opts.mediaHosts] },
@@ -145,6 +152,7 @@ export async function transcribeRoutes(
         maxBytes: opts.maxSourceBytes,
       };
       if (body.language !== undefined) req.language = body.language;
+      if (ownPath !== null) req.sourcePath = ownPath;
       const leave = opts.admission.enter([
         { key: `user:${request.auth!.userId}`, max: opts.perCallerMax },
         { key: `ip:${clientNetwork(request.ip)}`, max: opts.perCallerMax },

@@ -6,7 +6,23 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import type { PaymentRecord, SessionRecord, Storage, User, Workspace } from './types.ts';
+import { uuidv7 } from './ids.ts';
+import type {
+  CaptionStatus,
+  Captions,
+  Folder,
+  NewVideo,
+  PaymentRecord,
+  Project,
+  SessionRecord,
+  Storage,
+  UploadRecord,
+  User,
+  Video,
+  VideoPatch,
+  VideoQuery,
+  Workspace,
+} from './types.ts';
 
 export interface SqlClient {
   query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]>;
@@ -65,6 +81,63 @@ export const MIGRATIONS: readonly string[] = [
      transaction text NOT NULL,
      settled_at timestamptz NOT NULL DEFAULT now()
    );`,
+  // The data plane: folders, videos, captions, projects, uploads.
+  `CREATE TABLE folders (
+     id text PRIMARY KEY,
+     workspace_id text NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+     name text NOT NULL,
+     created_at timestamptz NOT NULL DEFAULT now()
+   );
+   CREATE INDEX folders_workspace_idx ON folders (workspace_id);
+   CREATE TABLE videos (
+     id text PRIMARY KEY,
+     workspace_id text REFERENCES workspaces(id) ON DELETE CASCADE,
+     owner_id text REFERENCES users(id) ON DELETE SET NULL,
+     folder_id text REFERENCES folders(id) ON DELETE SET NULL,
+     title text NOT NULL,
+     origin text NOT NULL CHECK (origin IN ('recording', 'project', 'trim', 'upload')),
+     state text NOT NULL DEFAULT 'uploading' CHECK (state IN ('uploading', 'ready')),
+     starred boolean NOT NULL DEFAULT false,
+     visibility text NOT NULL DEFAULT 'private' CHECK (visibility IN ('public', 'private')),
+     share_password_hash text,
+     share_expires_at timestamptz,
+     hosted_video_id text NOT NULL UNIQUE,
+     guest_token_hash text UNIQUE,
+     duration_sec double precision,
+     media_bytes bigint,
+     media_type text,
+     has_thumbnail boolean NOT NULL DEFAULT false,
+     caption_status text NOT NULL DEFAULT 'none' CHECK (caption_status IN ('none', 'processing', 'ready')),
+     caption_error text,
+     created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+     updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
+   );
+   CREATE INDEX videos_list_created_idx ON videos (workspace_id, created_at DESC, id DESC);
+   CREATE INDEX videos_list_updated_idx ON videos (workspace_id, updated_at DESC, id DESC);
+   CREATE TABLE captions (
+     video_id text PRIMARY KEY REFERENCES videos(id) ON DELETE CASCADE,
+     vtt text NOT NULL,
+     srt text NOT NULL,
+     source text NOT NULL CHECK (source IN ('generated', 'uploaded')),
+     updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
+   );
+   CREATE TABLE projects (
+     id text PRIMARY KEY,
+     workspace_id text NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+     owner_id text NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+     title text NOT NULL,
+     clips jsonb NOT NULL,
+     created_at timestamptz NOT NULL DEFAULT clock_timestamp()
+   );
+   CREATE INDEX projects_list_idx ON projects (workspace_id, created_at DESC, id DESC);
+   CREATE TABLE uploads (
+     id text PRIMARY KEY,
+     video_id text NOT NULL UNIQUE REFERENCES videos(id) ON DELETE CASCADE,
+     max_bytes bigint NOT NULL,
+     expires_at timestamptz NOT NULL,
+     completed_at timestamptz
+   );
+   CREATE INDEX uploads_expiry_idx ON uploads (expires_at) WHERE completed_at IS NULL;`,
 ];
 
 /** Arbitrary constant: serialises concurrent migrators on one database. */
@@ -103,6 +176,108 @@ const toUser = (r: UserRow): User => ({
 });
 
 const USER_COLUMNS = 'id, email, name, active_workspace_id, created_at';
+
+interface VideoRow {
+  id: string;
+  workspace_id: string | null;
+  owner_id: string | null;
+  folder_id: string | null;
+  title: string;
+  origin: Video['origin'];
+  state: Video['state'];
+  starred: boolean;
+  visibility: Video['visibility'];
+  share_password_hash: string | null;
+  share_expires_at: Date | null;
+  hosted_video_id: string;
+  guest_token_hash: string | null;
+  duration_sec: number | null;
+  media_bytes: string | number | null;
+  media_type: string | null;
+  has_thumbnail: boolean;
+  caption_status: CaptionStatus;
+  caption_error: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const toVideo = (r: VideoRow): Video => ({
+  id: r.id,
+  workspaceId: r.workspace_id,
+  ownerId: r.owner_id,
+  folderId: r.folder_id,
+  title: r.title,
+  origin: r.origin,
+  state: r.state,
+  starred: r.starred,
+  visibility: r.visibility,
+  sharePasswordHash: r.share_password_hash,
+  shareExpiresAt: r.share_expires_at === null ? null : new Date(r.share_expires_at),
+  hostedVideoId: r.hosted_video_id,
+  guestTokenHash: r.guest_token_hash,
+  durationSec: r.duration_sec,
+  // bigint comes back as a string from node-postgres.
+  mediaBytes: r.media_bytes === null ? null : Number(r.media_bytes),
+  mediaType: r.media_type,
+  hasThumbnail: r.has_thumbnail,
+  captionStatus: r.caption_status,
+  captionError: r.caption_error,
+  createdAt: new Date(r.created_at),
+  updatedAt: new Date(r.updated_at),
+});
+
+/** VideoPatch key → column; the only columns an update may touch. */
+const VIDEO_PATCH_COLUMNS: Readonly<Record<keyof VideoPatch, string>> = {
+  title: 'title',
+  folderId: 'folder_id',
+  starred: 'starred',
+  visibility: 'visibility',
+  sharePasswordHash: 'share_password_hash',
+  shareExpiresAt: 'share_expires_at',
+  state: 'state',
+  durationSec: 'duration_sec',
+  mediaBytes: 'media_bytes',
+  mediaType: 'media_type',
+  hasThumbnail: 'has_thumbnail',
+  captionStatus: 'caption_status',
+  captionError: 'caption_error',
+};
+
+const SORT_COLUMNS = { createdAt: 'created_at', updatedAt: 'updated_at' } as const;
+
+interface UploadRow {
+  id: string;
+  video_id: string;
+  max_bytes: string | number;
+  expires_at: Date;
+  completed_at: Date | null;
+}
+
+const toUpload = (r: UploadRow): UploadRecord => ({
+  id: r.id,
+  videoId: r.video_id,
+  maxBytes: Number(r.max_bytes),
+  expiresAt: new Date(r.expires_at),
+  completedAt: r.completed_at === null ? null : new Date(r.completed_at),
+});
+
+interface ProjectRow {
+  id: string;
+  workspace_id: string;
+  owner_id: string;
+  title: string;
+  clips: Project['clips'] | string;
+  created_at: Date;
+}
+
+const toProject = (r: ProjectRow): Project => ({
+  id: r.id,
+  workspaceId: r.workspace_id,
+  ownerId: r.owner_id,
+  title: r.title,
+  clips: typeof r.clips === 'string' ? JSON.parse(r.clips) : r.clips,
+  createdAt: new Date(r.created_at),
+});
 
 function isUniqueViolation(err: unknown): boolean {
   return (err as { code?: unknown } | null)?.code === '23505';
@@ -278,6 +453,209 @@ export class SqlStorage implements Storage {
       transaction: r.transaction,
       settledAt: new Date(r.settled_at),
     };
+  }
+
+  async isMember(userId: string, workspaceId: string): Promise<boolean> {
+    const rows = await this.#db.query('SELECT 1 FROM workspace_members WHERE user_id = $1 AND workspace_id = $2', [
+      userId,
+      workspaceId,
+    ]);
+    return rows.length === 1;
+  }
+
+  async createFolder(input: { workspaceId: string; name: string }): Promise<Folder> {
+    const rows = await this.#db.query<{ id: string; workspace_id: string; name: string; created_at: Date }>(
+      'INSERT INTO folders (id, workspace_id, name) VALUES ($1, $2, $3) RETURNING *',
+      [uuidv7(), input.workspaceId, input.name],
+    );
+    const r = rows[0]!;
+    return { id: r.id, workspaceId: r.workspace_id, name: r.name, createdAt: new Date(r.created_at) };
+  }
+
+  async getFolder(id: string): Promise<Folder | null> {
+    const rows = await this.#db.query<{ id: string; workspace_id: string; name: string; created_at: Date }>(
+      'SELECT * FROM folders WHERE id = $1',
+      [id],
+    );
+    const r = rows[0];
+    return r ? { id: r.id, workspaceId: r.workspace_id, name: r.name, createdAt: new Date(r.created_at) } : null;
+  }
+
+  async listFolders(workspaceId: string, limit: number): Promise<Folder[]> {
+    const rows = await this.#db.query<{ id: string; workspace_id: string; name: string; created_at: Date }>(
+      'SELECT * FROM folders WHERE workspace_id = $1 ORDER BY created_at, id LIMIT $2',
+      [workspaceId, limit],
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      workspaceId: r.workspace_id,
+      name: r.name,
+      createdAt: new Date(r.created_at),
+    }));
+  }
+
+  async createVideo(input: NewVideo): Promise<Video> {
+    const rows = await this.#db.query<VideoRow>(
+      `INSERT INTO videos (id, workspace_id, owner_id, folder_id, title, origin, visibility, hosted_video_id, guest_token_hash)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
+      [
+        uuidv7(),
+        input.workspaceId ?? null,
+        input.ownerId ?? null,
+        input.folderId ?? null,
+        input.title,
+        input.origin,
+        input.visibility ?? 'private',
+        input.hostedVideoId,
+        input.guestTokenHash ?? null,
+      ],
+    );
+    return toVideo(rows[0]!);
+  }
+
+  async getVideo(id: string): Promise<Video | null> {
+    const rows = await this.#db.query<VideoRow>('SELECT * FROM videos WHERE id = $1', [id]);
+    return rows[0] ? toVideo(rows[0]) : null;
+  }
+
+  async listVideos(q: VideoQuery): Promise<Video[]> {
+    const col = SORT_COLUMNS[q.sortBy];
+    const where = ['workspace_id = $1'];
+    const params: unknown[] = [q.workspaceId];
+    const add = (sql: string, value: unknown) => {
+      params.push(value);
+      where.push(sql.replace('?', `$${params.length}`));
+    };
+    if (q.folderId !== undefined) add('folder_id = ?', q.folderId);
+    if (q.origin !== undefined) add('origin = ?', q.origin);
+    if (q.starred !== undefined) add('starred = ?', q.starred);
+    if (q.after) {
+      params.push(q.after.at, q.after.id);
+      where.push(`(${col}, id) < ($${params.length - 1}, $${params.length})`);
+    }
+    params.push(q.limit);
+    const rows = await this.#db.query<VideoRow>(
+      `SELECT * FROM videos WHERE ${where.join(' AND ')} ORDER BY ${col} DESC, id DESC LIMIT $${params.length}`,
+      params,
+    );
+    return rows.map(toVideo);
+  }
+
+  async updateVideo(id: string, patch: VideoPatch): Promise<Video | null> {
+    const sets: string[] = [];
+    const params: unknown[] = [id];
+    for (const [key, column] of Object.entries(VIDEO_PATCH_COLUMNS) as Array<[keyof VideoPatch, string]>) {
+      if (patch[key] === undefined) continue;
+      params.push(patch[key]);
+      sets.push(`${column} = $${params.length}`);
+    }
+    sets.push('updated_at = clock_timestamp()');
+    const rows = await this.#db.query<VideoRow>(
+      `UPDATE videos SET ${sets.join(', ')} WHERE id = $1 RETURNING *`,
+      params,
+    );
+    return rows[0] ? toVideo(rows[0]) : null;
+  }
+
+  async deleteVideo(id: string): Promise<boolean> {
+    const rows = await this.#db.query('DELETE FROM videos WHERE id = $1 RETURNING id', [id]);
+    return rows.length === 1;
+  }
+
+  async transitionCaptionStatus(
+    id: string,
+    from: CaptionStatus,
+    to: CaptionStatus,
+    error: string | null = null,
+  ): Promise<boolean> {
+    const rows = await this.#db.query(
+      `UPDATE videos SET caption_status = $3, caption_error = $4, updated_at = clock_timestamp()
+       WHERE id = $1 AND caption_status = $2 RETURNING id`,
+      [id, from, to, error],
+    );
+    return rows.length === 1;
+  }
+
+  async putCaptions(input: Omit<Captions, 'updatedAt'>): Promise<Captions> {
+    return this.#db.transaction(async (tx) => {
+      const rows = await tx.query<{ updated_at: Date }>(
+        `INSERT INTO captions (video_id, vtt, srt, source) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (video_id) DO UPDATE SET vtt = EXCLUDED.vtt, srt = EXCLUDED.srt, source = EXCLUDED.source,
+           updated_at = clock_timestamp()
+         RETURNING updated_at`,
+        [input.videoId, input.vtt, input.srt, input.source],
+      );
+      await tx.query(
+        `UPDATE videos SET caption_status = 'ready', caption_error = NULL, updated_at = clock_timestamp() WHERE id = $1`,
+        [input.videoId],
+      );
+      return { ...input, updatedAt: new Date(rows[0]!.updated_at) };
+    });
+  }
+
+  async getCaptions(videoId: string): Promise<Captions | null> {
+    const rows = await this.#db.query<{
+      video_id: string;
+      vtt: string;
+      srt: string;
+      source: Captions['source'];
+      updated_at: Date;
+    }>('SELECT * FROM captions WHERE video_id = $1', [videoId]);
+    const r = rows[0];
+    return r
+      ? { videoId: r.video_id, vtt: r.vtt, srt: r.srt, source: r.source, updatedAt: new Date(r.updated_at) }
+      : null;
+  }
+
+  async createProject(input: Omit<Project, 'id' | 'createdAt'>): Promise<Project> {
+    const rows = await this.#db.query<ProjectRow>(
+      `INSERT INTO projects (id, workspace_id, owner_id, title, clips) VALUES ($1, $2, $3, $4, $5::jsonb) RETURNING *`,
+      [uuidv7(), input.workspaceId, input.ownerId, input.title, JSON.stringify(input.clips)],
+    );
+    return toProject(rows[0]!);
+  }
+
+  async listProjects(q: { workspaceId: string; limit: number; after?: { at: Date; id: string } }): Promise<Project[]> {
+    const params: unknown[] = [q.workspaceId, q.limit];
+    let after = '';
+    if (q.after) {
+      params.push(q.after.at, q.after.id);
+      after = 'AND (created_at, id) < ($3, $4)';
+    }
+    const rows = await this.#db.query<ProjectRow>(
+      `SELECT * FROM projects WHERE workspace_id = $1 ${after} ORDER BY created_at DESC, id DESC LIMIT $2`,
+      params,
+    );
+    return rows.map(toProject);
+  }
+
+  async createUpload(input: Omit<UploadRecord, 'completedAt'>): Promise<UploadRecord> {
+    const rows = await this.#db.query<UploadRow>(
+      'INSERT INTO uploads (id, video_id, max_bytes, expires_at) VALUES ($1, $2, $3, $4) RETURNING *',
+      [input.id, input.videoId, input.maxBytes, input.expiresAt],
+    );
+    return toUpload(rows[0]!);
+  }
+
+  async getUpload(id: string): Promise<UploadRecord | null> {
+    const rows = await this.#db.query<UploadRow>('SELECT * FROM uploads WHERE id = $1', [id]);
+    return rows[0] ? toUpload(rows[0]) : null;
+  }
+
+  async completeUpload(id: string, at: Date = new Date()): Promise<boolean> {
+    const rows = await this.#db.query(
+      'UPDATE uploads SET completed_at = $2 WHERE id = $1 AND completed_at IS NULL RETURNING id',
+      [id, at],
+    );
+    return rows.length === 1;
+  }
+
+  async listExpiredUploads(now: Date, limit: number): Promise<UploadRecord[]> {
+    const rows = await this.#db.query<UploadRow>(
+      'SELECT * FROM uploads WHERE completed_at IS NULL AND expires_at < $1 ORDER BY expires_at LIMIT $2',
+      [now, limit],
+    );
+    return rows.map(toUpload);
   }
 
   close(): Promise<void> {

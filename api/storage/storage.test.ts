@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pgClient, pgliteClient } from './drivers.ts';
+import { uuidv7 } from './ids.ts';
 import { MIGRATIONS, migrate, type SqlClient, SqlStorage } from './sql.ts';
 
 const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -116,5 +117,182 @@ describe.each(backends)('storage on $name', (backend) => {
     expect(await storage.recordPayment({ ...p, transaction: '0xother' })).toBe(false);
     expect(await storage.getPayment(p.id)).toMatchObject({ ...p, settledAt: expect.any(Date) });
     expect(await storage.getPayment('nope')).toBeNull();
+  });
+
+  describe('data plane', () => {
+    let owner: Awaited<ReturnType<SqlStorage['createPasswordUser']>> & {};
+    let ws: string;
+    const hosted = () => `h${randomBytes(8).toString('hex')}`;
+
+    beforeAll(async () => {
+      owner = (await storage.createPasswordUser({ email: email('dp'), passwordHash: 'h' }))!;
+      ws = owner.activeWorkspaceId;
+    });
+
+    it('answers membership and keeps folders per workspace', async () => {
+      const stranger = (await storage.createPasswordUser({ email: email('st'), passwordHash: 'h' }))!;
+      expect(await storage.isMember(owner.id, ws)).toBe(true);
+      expect(await storage.isMember(stranger.id, ws)).toBe(false);
+      const f = await storage.createFolder({ workspaceId: ws, name: 'Talks' });
+      expect(await storage.getFolder(f.id)).toEqual(f);
+      const g = await storage.createFolder({ workspaceId: ws, name: 'Demos' });
+      expect(await storage.listFolders(ws, 10)).toEqual([f, g]);
+      expect(await storage.listFolders(ws, 1)).toEqual([f]);
+      expect(await storage.getFolder('nope')).toBeNull();
+    });
+
+    it('creates, patches and deletes a video; captions and upload go with it', async () => {
+      const v = await storage.createVideo({
+        title: 'T',
+        origin: 'upload',
+        hostedVideoId: hosted(),
+        workspaceId: ws,
+        ownerId: owner.id,
+      });
+      expect(v).toMatchObject({
+        state: 'uploading',
+        visibility: 'private',
+        starred: false,
+        captionStatus: 'none',
+        mediaBytes: null,
+      });
+      expect(await storage.getVideo(v.id)).toEqual(v);
+      const expires = new Date(Date.now() + 60_000);
+      const patched = await storage.updateVideo(v.id, {
+        starred: true,
+        mediaBytes: 3_000_000_000,
+        shareExpiresAt: expires,
+        durationSec: 1.5,
+      });
+      expect(patched).toMatchObject({
+        starred: true,
+        mediaBytes: 3_000_000_000,
+        shareExpiresAt: expires,
+        durationSec: 1.5,
+      });
+      expect(patched!.updatedAt.getTime()).toBeGreaterThanOrEqual(v.updatedAt.getTime());
+      expect(await storage.updateVideo('missing', { title: 'x' })).toBeNull();
+
+      const up = await storage.createUpload({ id: v.hostedVideoId, videoId: v.id, maxBytes: 10, expiresAt: expires });
+      expect(await storage.getUpload(up.id)).toEqual(up);
+      expect(await storage.completeUpload(up.id)).toBe(true);
+      expect(await storage.completeUpload(up.id)).toBe(false);
+
+      const c = await storage.putCaptions({ videoId: v.id, vtt: 'WEBVTT\n', srt: '', source: 'uploaded' });
+      expect(await storage.getCaptions(v.id)).toEqual(c);
+      expect((await storage.getVideo(v.id))!.captionStatus).toBe('ready');
+
+      expect(await storage.deleteVideo(v.id)).toBe(true);
+      expect(await storage.deleteVideo(v.id)).toBe(false);
+      expect(await storage.getCaptions(v.id)).toBeNull();
+      expect(await storage.getUpload(up.id)).toBeNull();
+    });
+
+    it('moves caption status only from the expected state', async () => {
+      const v = await storage.createVideo({
+        title: 'S',
+        origin: 'recording',
+        hostedVideoId: hosted(),
+        workspaceId: ws,
+      });
+      expect(await storage.transitionCaptionStatus(v.id, 'none', 'processing')).toBe(true);
+      expect(await storage.transitionCaptionStatus(v.id, 'none', 'processing')).toBe(false);
+      expect(await storage.transitionCaptionStatus(v.id, 'processing', 'none', 'ASR_FAILED: x')).toBe(true);
+      expect(await storage.getVideo(v.id)).toMatchObject({ captionStatus: 'none', captionError: 'ASR_FAILED: x' });
+    });
+
+    it('lists with filters, newest first, in keyset pages', async () => {
+      const u = (await storage.createPasswordUser({ email: email('list'), passwordHash: 'h' }))!;
+      const w = u.activeWorkspaceId;
+      const folder = await storage.createFolder({ workspaceId: w, name: 'F' });
+      const made = [];
+      for (let i = 0; i < 5; i++) {
+        made.push(
+          await storage.createVideo({
+            title: `v${i}`,
+            origin: i % 2 === 0 ? 'upload' : 'recording',
+            hostedVideoId: hosted(),
+            workspaceId: w,
+            ...(i < 2 ? { folderId: folder.id } : {}),
+          }),
+        );
+      }
+      await storage.updateVideo(made[1]!.id, { starred: true });
+      const all = await storage.listVideos({ workspaceId: w, sortBy: 'createdAt', limit: 10 });
+      expect(all.map((v) => v.title)).toEqual(['v4', 'v3', 'v2', 'v1', 'v0']);
+      const page1 = await storage.listVideos({ workspaceId: w, sortBy: 'createdAt', limit: 2 });
+      const last = page1.at(-1)!;
+      const page2 = await storage.listVideos({
+        workspaceId: w,
+        sortBy: 'createdAt',
+        limit: 2,
+        after: { at: last.createdAt, id: last.id },
+      });
+      expect([...page1, ...page2].map((v) => v.title)).toEqual(['v4', 'v3', 'v2', 'v1']);
+      expect(
+        (await storage.listVideos({ workspaceId: w, sortBy: 'createdAt', limit: 10, origin: 'upload' })).map(
+          (v) => v.title,
+        ),
+      ).toEqual(['v4', 'v2', 'v0']);
+      expect(
+        (await storage.listVideos({ workspaceId: w, sortBy: 'createdAt', limit: 10, folderId: folder.id })).map(
+          (v) => v.title,
+        ),
+      ).toEqual(['v1', 'v0']);
+      expect(
+        (await storage.listVideos({ workspaceId: w, sortBy: 'createdAt', limit: 10, starred: true })).map(
+          (v) => v.title,
+        ),
+      ).toEqual(['v1']);
+      // By updatedAt: v1, edited last, comes first unless the clock gave it the same instant as a later row
+      // (PGlite's clock is coarse); ties go by id, so the order is (updatedAt, id) descending either way.
+      const byUpdate = await storage.listVideos({ workspaceId: w, sortBy: 'updatedAt', limit: 10 });
+      const key = (v: { updatedAt: Date; id: string }) => `${v.updatedAt.toISOString()} ${v.id}`;
+      expect(byUpdate.map(key)).toEqual(byUpdate.map(key).sort().reverse());
+      const v1 = byUpdate.find((v) => v.title === 'v1')!;
+      expect(byUpdate.filter((v) => v.updatedAt > v1.updatedAt)).toEqual([]);
+      expect(v1.updatedAt.getTime()).toBeGreaterThanOrEqual(made[4]!.updatedAt.getTime());
+    });
+
+    it('stores projects with their clips and lists them newest first', async () => {
+      const clip = { sourceUrl: 'https://media.example.test/a.mp4', durationSec: 12.5, title: 'c' };
+      const p1 = await storage.createProject({ workspaceId: ws, ownerId: owner.id, title: 'P1', clips: [clip] });
+      const p2 = await storage.createProject({ workspaceId: ws, ownerId: owner.id, title: 'P2', clips: [clip] });
+      const listed = await storage.listProjects({ workspaceId: ws, limit: 10 });
+      expect(listed).toEqual([p2, p1]);
+      expect(
+        await storage.listProjects({ workspaceId: ws, limit: 10, after: { at: p2.createdAt, id: p2.id } }),
+      ).toEqual([p1]);
+    });
+
+    it('finds expired, incomplete uploads', async () => {
+      const now = new Date();
+      const mk = async (expiresAt: Date) => {
+        const v = await storage.createVideo({ title: 'u', origin: 'upload', hostedVideoId: hosted(), workspaceId: ws });
+        return storage.createUpload({ id: v.hostedVideoId, videoId: v.id, maxBytes: 1, expiresAt });
+      };
+      const old = await mk(new Date(now.getTime() - 1000));
+      const done = await mk(new Date(now.getTime() - 1000));
+      await storage.completeUpload(done.id);
+      const fresh = await mk(new Date(now.getTime() + 60_000));
+      const ids = (await storage.listExpiredUploads(now, 100)).map((u) => u.id);
+      expect(ids).toContain(old.id);
+      expect(ids).not.toContain(done.id);
+      expect(ids).not.toContain(fresh.id);
+    });
+  });
+});
+
+describe('uuidv7', () => {
+  it('is a version 7 UUID that increases within one millisecond and across them', () => {
+    const ids = [
+      uuidv7(1_700_000_000_000),
+      uuidv7(1_700_000_000_000),
+      uuidv7(1_700_000_000_000),
+      uuidv7(1_700_000_000_001),
+    ];
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(4);
   });
 });

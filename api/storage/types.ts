@@ -1,5 +1,6 @@
 /**
- * The storage contract: accounts, sessions, workspaces and the payment ledger. One SQL
+ * The storage contract: accounts, sessions, workspaces, the payment ledger and the data
+ * plane (folders, videos, captions, projects, uploads). One SQL
  * implementation (sql.ts) runs over two drivers, embedded PGlite and a real PostgreSQL
  * server; storage.test.ts is the conformance suite both must pass.
  */
@@ -36,6 +37,116 @@ export interface PaymentRecord {
   transaction: string;
 }
 
+export type VideoOrigin = 'recording' | 'project' | 'trim' | 'upload';
+export const VIDEO_ORIGINS: readonly VideoOrigin[] = ['recording', 'project', 'trim', 'upload'];
+export type Visibility = 'public' | 'private';
+/** `uploading` until the bytes are complete and probed; only `ready` videos have media. */
+export type VideoState = 'uploading' | 'ready';
+export type CaptionStatus = 'none' | 'processing' | 'ready';
+
+export interface Folder {
+  id: string;
+  workspaceId: string;
+  name: string;
+  createdAt: Date;
+}
+
+export interface Video {
+  id: string;
+  /** Null for a guest's recording (no account, no workspace). */
+  workspaceId: string | null;
+  ownerId: string | null;
+  folderId: string | null;
+  title: string;
+  origin: VideoOrigin;
+  state: VideoState;
+  starred: boolean;
+  visibility: Visibility;
+  /** Argon2id PHC string of the share password; never leaves the service. */
+  sharePasswordHash: string | null;
+  shareExpiresAt: Date | null;
+  /** The TUS upload id of the media on our own media host. */
+  hostedVideoId: string;
+  /** SHA-256 of the guest token for a guest's recording. */
+  guestTokenHash: string | null;
+  durationSec: number | null;
+  mediaBytes: number | null;
+  mediaType: string | null;
+  hasThumbnail: boolean;
+  captionStatus: CaptionStatus;
+  /** Why the last caption generation failed (`CODE: message`), shown by the status. */
+  captionError: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type NewVideo = Pick<Video, 'title' | 'origin' | 'hostedVideoId'> &
+  Partial<Pick<Video, 'workspaceId' | 'ownerId' | 'folderId' | 'visibility' | 'guestTokenHash'>>;
+
+export type VideoPatch = Partial<
+  Pick<
+    Video,
+    | 'title'
+    | 'folderId'
+    | 'starred'
+    | 'visibility'
+    | 'sharePasswordHash'
+    | 'shareExpiresAt'
+    | 'state'
+    | 'durationSec'
+    | 'mediaBytes'
+    | 'mediaType'
+    | 'hasThumbnail'
+    | 'captionStatus'
+    | 'captionError'
+  >
+>;
+
+export type VideoSortKey = 'createdAt' | 'updatedAt';
+
+export interface VideoQuery {
+  workspaceId: string;
+  folderId?: string;
+  origin?: VideoOrigin;
+  starred?: boolean;
+  sortBy: VideoSortKey;
+  limit: number;
+  /** Keyset position: the sort value and id of the last row of the previous page. */
+  after?: { at: Date; id: string };
+}
+
+export interface Captions {
+  videoId: string;
+  vtt: string;
+  srt: string;
+  source: 'generated' | 'uploaded';
+  updatedAt: Date;
+}
+
+export interface ProjectClip {
+  sourceUrl: string;
+  durationSec: number;
+  title: string;
+}
+
+export interface Project {
+  id: string;
+  workspaceId: string;
+  ownerId: string;
+  title: string;
+  clips: ProjectClip[];
+  createdAt: Date;
+}
+
+export interface UploadRecord {
+  /** The TUS upload id (= the video's hostedVideoId). */
+  id: string;
+  videoId: string;
+  maxBytes: number;
+  expiresAt: Date;
+  completedAt: Date | null;
+}
+
 export interface Storage {
   /** Creates the user with a password credential, a first workspace and makes it active; null when the email is taken. */
   createPasswordUser(input: { email: string; passwordHash: string; name?: string }): Promise<User | null>;
@@ -55,6 +166,40 @@ export interface Storage {
   /** Records a settled payment; false when that payment id is already recorded. */
   recordPayment(p: PaymentRecord): Promise<boolean>;
   getPayment(id: string): Promise<(PaymentRecord & { settledAt: Date }) | null>;
+
+  isMember(userId: string, workspaceId: string): Promise<boolean>;
+  createFolder(input: { workspaceId: string; name: string }): Promise<Folder>;
+  getFolder(id: string): Promise<Folder | null>;
+  /** Oldest first; at most `limit`. */
+  listFolders(workspaceId: string, limit: number): Promise<Folder[]>;
+
+  createVideo(input: NewVideo): Promise<Video>;
+  getVideo(id: string): Promise<Video | null>;
+  /** Newest first by `sortBy`, ties broken by id; at most `limit` rows after `after`. */
+  listVideos(q: VideoQuery): Promise<Video[]>;
+  /** The updated video, or null when it does not exist. */
+  updateVideo(id: string, patch: VideoPatch): Promise<Video | null>;
+  /** Removes the video with its captions and upload record; false when there was none. */
+  deleteVideo(id: string): Promise<boolean>;
+  /**
+   * Moves caption status from one value to another only when it still holds `from`, so a
+   * generation that finishes after the captions were replaced or the video deleted changes nothing.
+   */
+  transitionCaptionStatus(id: string, from: CaptionStatus, to: CaptionStatus, error?: string | null): Promise<boolean>;
+
+  /** Stores (replaces) the captions and marks the video's captions ready. */
+  putCaptions(input: Omit<Captions, 'updatedAt'>): Promise<Captions>;
+  getCaptions(videoId: string): Promise<Captions | null>;
+
+  createProject(input: Omit<Project, 'id' | 'createdAt'>): Promise<Project>;
+  listProjects(q: { workspaceId: string; limit: number; after?: { at: Date; id: string } }): Promise<Project[]>;
+
+  createUpload(input: Omit<UploadRecord, 'completedAt'>): Promise<UploadRecord>;
+  getUpload(id: string): Promise<UploadRecord | null>;
+  /** Marks it complete; false when it was already complete or does not exist (one completion per upload). */
+  completeUpload(id: string, at?: Date): Promise<boolean>;
+  /** Uploads that are not complete and expired before `now`. */
+  listExpiredUploads(now: Date, limit: number): Promise<UploadRecord[]>;
 
   close(): Promise<void>;
 }

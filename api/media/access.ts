@@ -1,0 +1,94 @@
+/**
+ * Who may see a video's media and captions. Members of the video's workspace always may;
+ * anyone else only when the video is public, its share link has not expired, and its share
+ * password (if any) was given — in the `x-share-password` header, or earlier to the unlock
+ * endpoint, which answers a short-lived signed cookie. Never in the URL, where logs and
+ * Referer headers would keep it.
+ */
+
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { verifyPassword } from '../auth/passwords.ts';
+import { ApiError } from '../errors.ts';
+import type { Storage, Video } from '../storage/types.ts';
+
+/** How long an unlock cookie lasts. */
+export const UNLOCK_TTL_SEC = 3600;
+
+export const shareCookieName = (videoId: string) => `share.${videoId}`;
+
+export async function loadVideo(storage: Storage, id: string): Promise<Video> {
+  const video = await storage.getVideo(id);
+  if (!video) throw new ApiError(404, 'VIDEO_NOT_FOUND', 'No video with this id.');
+  return video;
+}
+
+export async function isWorkspaceMember(storage: Storage, request: FastifyRequest, video: Video): Promise<boolean> {
+  if (!request.auth || video.workspaceId === null) return false;
+  return storage.isMember(request.auth.userId, video.workspaceId);
+}
+
+/** For routes that manage a video: a session (401) in the video's workspace (403). */
+export async function requireMember(storage: Storage, request: FastifyRequest, video: Video): Promise<void> {
+  if (!request.auth) throw new ApiError(401, 'UNAUTHENTICATED', 'Sign in first.');
+  if (!(await isWorkspaceMember(storage, request, video))) {
+    throw new ApiError(403, 'FORBIDDEN', 'This video belongs to another workspace.');
+  }
+}
+
+/** The viewing gates, in order: private 403, expired 410, password 403. Resolves true for a member. */
+export async function requireViewer(
+  storage: Storage,
+  request: FastifyRequest,
+  video: Video,
+  now = new Date(),
+): Promise<boolean> {
+  if (await isWorkspaceMember(storage, request, video)) return true;
+  if (video.visibility === 'private') {
+    throw new ApiError(403, 'VIDEO_PRIVATE', 'This video is private to its workspace.');
+  }
+  if (video.shareExpiresAt !== null && video.shareExpiresAt.getTime() <= now.getTime()) {
+    throw new ApiError(410, 'SHARE_EXPIRED', 'This share link has expired.');
+  }
+  if (video.sharePasswordHash === null) return false;
+  if (unlockedByCookie(request, video, now)) return false;
+  const given = request.headers['x-share-password'];
+  if (typeof given !== 'string' || given === '') {
+    throw new ApiError(403, 'SHARE_PASSWORD_REQUIRED', 'This video needs its share password (x-share-password).');
+  }
+  if (!(await verifyPassword(given, video.sharePasswordHash))) {
+    throw new ApiError(403, 'SHARE_PASSWORD_WRONG', 'Wrong share password.');
+  }
+  return false;
+}
+
+/**
+ * The cookie's signed value is `<expiry epoch s>.<hash tail>`: the tail binds it to the
+ * password in force, so changing the password locks out earlier unlocks.
+ */
+function unlockValue(video: Video, expiresAtSec: number): string {
+  return `${expiresAtSec}.${(video.sharePasswordHash ?? '').slice(-16)}`;
+}
+
+function unlockedByCookie(request: FastifyRequest, video: Video, now: Date): boolean {
+  const raw = request.cookies[shareCookieName(video.id)];
+  if (!raw) return false;
+  const { valid, value } = request.unsignCookie(raw);
+  if (!valid || value === null) return false;
+  const expiresAtSec = Number(value.split('.')[0]);
+  return (
+    Number.isFinite(expiresAtSec) && expiresAtSec * 1000 > now.getTime() && value === unlockValue(video, expiresAtSec)
+  );
+}
+
+export function setUnlockCookie(reply: FastifyReply, video: Video, secure: boolean, now = new Date()): Date {
+  const expiresAtSec = Math.floor(now.getTime() / 1000) + UNLOCK_TTL_SEC;
+  reply.setCookie(shareCookieName(video.id), unlockValue(video, expiresAtSec), {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax',
+    secure,
+    signed: true,
+    maxAge: UNLOCK_TTL_SEC,
+  });
+  return new Date(expiresAtSec * 1000);
+}

@@ -1,0 +1,105 @@
+/**
+ * Caption generation for stored videos: the video's media goes through the service's
+ * Transcriber (the job queue and the engine), the transcript is rendered to WebVTT and SRT
+ * and stored. Status moves none|ready → processing → ready, or back to none with the
+ * failure's code and message, which the captions status shows. Runs in the background of
+ * the request that started it; closing the service aborts what is in flight.
+ */
+
+import { renderSrt, renderVtt } from '../../engine/captions/index.ts';
+import { isEngineError } from '../../engine/errors.ts';
+import { ApiError } from '../errors.ts';
+import type { Storage, Video } from '../storage/types.ts';
+import type { Transcriber } from '../transcriber.ts';
+import type { MediaFiles } from './files.ts';
+
+export interface CaptionJobsOptions {
+  storage: Storage;
+  transcriber: Transcriber;
+  files: MediaFiles;
+  /** Generations in flight at once in this process (the queue decides how many run). */
+  maxPending?: number;
+  onError?: (err: unknown, videoId: string) => void;
+}
+
+export class CaptionJobs {
+  readonly #o: CaptionJobsOptions;
+  readonly #running = new Map<string, { controller: AbortController; done: Promise<void> }>();
+
+  constructor(o: CaptionJobsOptions) {
+    this.#o = o;
+  }
+
+  get pending(): number {
+    return this.#running.size;
+  }
+
+  /** Marks the video processing and starts; 409 when it already is, 503 when too many are pending. */
+  async start(video: Video): Promise<void> {
+    if (video.state !== 'ready') throw new ApiError(409, 'MEDIA_NOT_READY', 'The video has no media yet.');
+    if (this.#running.size >= (this.#o.maxPending ?? 32)) {
+      throw new ApiError(503, 'QUEUE_FULL', 'Too many caption jobs are pending; try again later.', {
+        headers: { 'retry-after': '30' },
+      });
+    }
+    const from = video.captionStatus === 'processing' ? null : video.captionStatus;
+    if (from === null || !(await this.#o.storage.transitionCaptionStatus(video.id, from, 'processing'))) {
+      throw new ApiError(409, 'CAPTIONS_IN_PROGRESS', 'Captions are already being generated for this video.');
+    }
+    const controller = new AbortController();
+    const done = this.#run(video, controller.signal).finally(() => this.#running.delete(video.id));
+    this.#running.set(video.id, { controller, done });
+  }
+
+  /** Stops a generation (the video is being deleted); resolves once it has settled. */
+  async cancel(videoId: string): Promise<void> {
+    const job = this.#running.get(videoId);
+    if (!job) return;
+    job.controller.abort(new Error('video deleted'));
+    await job.done;
+  }
+
+  /** Waits for one video's generation (tests, and callers that want the outcome). */
+  async settled(videoId: string): Promise<void> {
+    await this.#running.get(videoId)?.done;
+  }
+
+  async close(): Promise<void> {
+    for (const job of this.#running.values()) job.controller.abort(new Error('service closing'));
+    await Promise.all([...this.#running.values()].map((j) => j.done));
+  }
+
+  async #run(video: Video, signal: AbortSignal): Promise<void> {
+    const { storage, transcriber, files } = this.#o;
+    try {
+      const transcript = await transcriber.transcribe(
+        {
+          sourceUrl: `file:${video.id}`,
+          sourcePath: files.mediaPath(video.id),
+          policy: { mode: 'allowlist', hostSuffixes: [] },
+          wordTimestamps: true,
+          maxBytes: Number.MAX_SAFE_INTEGER,
+        },
+        signal,
+      );
+      if (signal.aborted) throw signal.reason;
+      // Only while still processing: captions stored meanwhile by hand win over a late generation.
+      const current = await storage.getVideo(video.id);
+      if (current?.captionStatus !== 'processing') return;
+      await storage.putCaptions({
+        videoId: video.id,
+        vtt: renderVtt(transcript),
+        srt: renderSrt(transcript),
+        source: 'generated',
+      });
+    } catch (err) {
+      const reason = isEngineError(err)
+        ? `${err.code}: ${err.message}`
+        : signal.aborted
+          ? 'ABORTED: stopped'
+          : 'INTERNAL: caption generation failed';
+      if (!isEngineError(err) && !signal.aborted) this.#o.onError?.(err, video.id);
+      await storage.transitionCaptionStatus(video.id, 'processing', 'none', reason).catch(() => {});
+    }
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * Captions a caller sends (WebVTT or SRT): checked with the W3C validator's WebVTT parser
+ * (SRT is parsed after turning its timing lines into WebVTT ones), then re-rendered by the
+ * engine's renderers, so what we store and serve is always well-formed and escaped in both
+ * formats, whatever markup the caller's file carried.
+ */
+
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import webvtt from 'webvtt-parser';
+import { renderSrt, renderVtt } from '../../engine/captions/index.ts';
+import type { Transcript } from '../../engine/types.ts';
+import { ApiError } from '../errors.ts';
+
+/** Byte cap on a caption file a caller sends. */
+export const MAX_CAPTION_BYTES = 1024 * 1024;
+/** Cue cap: a ten-hour talk at one cue per second stays inside it. */
+const MAX_CUES = 40_000;
+
+// The parser's built-in table knows only a few entities; the W3C validator hands it the package's full table.
+// CommonJS: Node's ESM loader offers only its default export.
+const { WebVTTParser } = webvtt;
+const htmlEntities = JSON.parse(
+  readFileSync(createRequire(import.meta.url).resolve('webvtt-parser/html-entities.json'), 'utf8'),
+) as Record<`&${string}`, string>;
+
+interface TreeNode {
+  type: string;
+  value?: string;
+  children?: TreeNode[];
+}
+
+const flatten = (nodes: TreeNode[]): string =>
+  nodes.map((n) => (n.type === 'text' ? (n.value ?? '') : flatten(n.children ?? []))).join('');
+
+/** SRT → WebVTT text: a header, no counters, `,` → `.` in timing lines. */
+function srtToVtt(srt: string): string {
+  const blocks = srt
+    .replace(/^\uFEFF/, '')
+    .replace(/\r\n?/g, '\n')
+    .trim()
+    .split(/\n{2,}/);
+  const out = ['WEBVTT', ''];
+  for (const block of blocks) {
+    const lines = block.split('\n');
+    if (/^\d+$/.test(lines[0]?.trim() ?? '')) lines.shift();
+    const timing = lines.shift() ?? '';
+    const m = /^(\d+:\d\d:\d\d),(\d{3}) --> (\d+:\d\d:\d\d),(\d{3})$/.exec(timing.trim());
+    if (!m) throw invalid(`SRT block without a valid timing line: ${JSON.stringify(timing.slice(0, 80))}`);
+    // SRT has no escaping; in WebVTT a bare `&` or an arrow in the text would break the cue.
+    const text = lines.map((l) => l.replace(/&(?![a-z]+;|#\d+;|#x[0-9a-f]+;)/gi, '&amp;').replace(/-->/g, '--&gt;'));
+    out.push(`${m[1]}.${m[2]} --> ${m[3]}.${m[4]}`, ...text, '');
+  }
+  return out.join('\n');
+}
+
+function invalid(message: string): ApiError {
+  return new ApiError(400, 'CAPTIONS_INVALID', message);
+}
+
+/** Validates captions and answers them in both formats. */
+export function normalizeCaptions(format: 'vtt' | 'srt', content: string): { vtt: string; srt: string } {
+  if (Buffer.byteLength(content) > MAX_CAPTION_BYTES) {
+    throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `Captions are capped at ${MAX_CAPTION_BYTES} bytes.`);
+  }
+  const vttText = format === 'vtt' ? content : srtToVtt(content);
+  const { cues, errors } = new WebVTTParser(htmlEntities).parse(vttText, 'subtitles');
+  if (errors.length > 0) {
+    const e = errors[0]!;
+    throw invalid(`Not valid ${format.toUpperCase()}: ${e.message} (line ${e.line}).`);
+  }
+  if (cues.length === 0) throw invalid('The captions have no cues.');
+  if (cues.length > MAX_CUES) throw invalid(`At most ${MAX_CUES} cues.`);
+  const transcript: Transcript = {
+    language: 'und',
+    duration: Math.max(...cues.map((c) => c.endTime)),
+    segments: cues.map((c) => ({
+      start: c.startTime,
+      end: c.endTime,
+      text: flatten(c.tree.children as unknown as TreeNode[]),
+      words: [],
+    })),
+  };
+  return { vtt: renderVtt(transcript), srt: renderSrt(transcript) };
+}

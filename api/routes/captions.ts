@@ -1,0 +1,189 @@
+/**
+ * A video's captions. GET needs no session at the route (the viewing gates decide: members
+ * always; others by visibility, share expiry and share password) and answers the status, an
+ * attachment (VTT or SRT), or the inline WebVTT track for a `<track>` element with a strong
+ * ETag. POST (a member) generates captions through the queue or stores captions the caller
+ * sends, validated.
+ */
+
+import { createHash } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { CAPTION_CONTENT_TYPES } from '../../engine/captions/index.ts';
+import { requireSession } from '../auth/session.ts';
+import { ApiError } from '../errors.ts';
+import { loadVideo, requireMember, requireViewer } from '../media/access.ts';
+import { MAX_CAPTION_BYTES, normalizeCaptions } from '../media/captions.ts';
+import { errorRef } from './transcribe.ts';
+import { attachment, csrfHeader, type DataPlaneOptions, idParams, sessionSecurity } from './videos.ts';
+
+const statusSchema = {
+  type: 'object',
+  required: ['captionUrl', 'hasTranscript', 'status', 'error'],
+  properties: {
+    captionUrl: { type: ['string', 'null'], description: 'The inline WebVTT track, when captions exist' },
+    hasTranscript: { type: 'boolean' },
+    status: { type: 'string', enum: ['ready', 'processing', 'none'] },
+    error: {
+      type: ['string', 'null'],
+      description: 'Why the last generation failed (`CODE: message`); shown to workspace members only',
+    },
+  },
+} as const;
+
+/** Strong: the same bytes always get the same tag, different bytes a different one. */
+const etagOf = (body: string) => `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
+
+function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((t) => t.trim() === etag);
+}
+
+export async function captionRoutes(app: FastifyInstance, o: DataPlaneOptions): Promise<void> {
+  const { storage } = o;
+
+  app.get(
+    '/api/videos/:id/captions',
+    {
+      schema: {
+        operationId: 'getVideoCaptions',
+        tags: ['captions'],
+        summary: 'Caption status (no query), an attachment (format=vtt|srt), or the inline WebVTT track (inline=1).',
+        description:
+          'No session needed for public videos. Gates for non-members: private → 403 VIDEO_PRIVATE; share ' +
+          'link expired → 410 SHARE_EXPIRED; share password missing/wrong → 403 (send x-share-password or ' +
+          'POST /api/videos/{id}/unlock first); no captions → 404 CAPTIONS_NOT_FOUND.',
+        params: idParams,
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            format: { type: 'string', enum: ['vtt', 'srt'] },
+            inline: { type: 'string', enum: ['1'] },
+          },
+        },
+        headers: {
+          type: 'object',
+          properties: {
+            'x-share-password': { type: 'string', description: 'Share password of a protected video' },
+            'if-none-match': { type: 'string' },
+          },
+        },
+        response: {
+          200: {
+            description: 'Status JSON, or captions (text/vtt, application/x-subrip)',
+            content: {
+              'application/json': { schema: statusSchema },
+              'text/vtt': { schema: { type: 'string' } },
+              'application/x-subrip': { schema: { type: 'string' } },
+            },
+          },
+          304: { description: 'Not modified (If-None-Match matched the ETag)', type: 'null' },
+          400: errorRef,
+          403: errorRef,
+          404: errorRef,
+          410: errorRef,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params as { id: string };
+      const q = request.query as { format?: 'vtt' | 'srt'; inline?: '1' };
+      if (q.format !== undefined && q.inline !== undefined) {
+        throw new ApiError(400, 'VALIDATION_FAILED', 'Ask for format or inline, not both.');
+      }
+      const video = await loadVideo(storage, id);
+      const member = await requireViewer(storage, request, video);
+      if (q.format === undefined && q.inline === undefined) {
+        const ready = video.captionStatus === 'ready';
+        return reply.type('application/json; charset=utf-8').send({
+          captionUrl: ready ? `${o.mediaOrigin}/api/videos/${video.id}/captions?inline=1` : null,
+          hasTranscript: ready,
+          status: video.captionStatus,
+          // The reason may name the service's internals (model paths): members only.
+          error: member ? video.captionError : null,
+        });
+      }
+      const captions = await storage.getCaptions(video.id);
+      if (!captions) throw new ApiError(404, 'CAPTIONS_NOT_FOUND', 'This video has no captions (yet).');
+      // Viewers' answers depend on their cookies and headers: never a shared cache.
+      reply.header('cache-control', 'private, no-cache');
+      reply.header('x-content-type-options', 'nosniff');
+      if (q.inline !== undefined) {
+        const etag = etagOf(captions.vtt);
+        reply.header('etag', etag);
+        if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send();
+        return reply.type(CAPTION_CONTENT_TYPES.vtt).send(captions.vtt);
+      }
+      const format = q.format!;
+      reply.header('content-disposition', attachment(video.title, format));
+      return reply.type(CAPTION_CONTENT_TYPES[format]).send(format === 'vtt' ? captions.vtt : captions.srt);
+    },
+  );
+
+  app.post(
+    '/api/videos/:id/captions',
+    {
+      onRequest: requireSession,
+      preHandler: app.csrfProtection,
+      bodyLimit: MAX_CAPTION_BYTES + 4096,
+      schema: {
+        operationId: 'setVideoCaptions',
+        tags: ['captions'],
+        summary:
+          'Generate captions with the engine (202, then status processing → ready) or store VTT/SRT you send (200).',
+        security: sessionSecurity,
+        headers: csrfHeader,
+        params: idParams,
+        body: {
+          oneOf: [
+            {
+              type: 'object',
+              required: ['action'],
+              additionalProperties: false,
+              properties: { action: { type: 'string', const: 'generate' } },
+            },
+            {
+              type: 'object',
+              required: ['format', 'content'],
+              additionalProperties: false,
+              properties: {
+                format: { type: 'string', enum: ['vtt', 'srt'] },
+                content: { type: 'string', minLength: 1, maxLength: MAX_CAPTION_BYTES },
+              },
+            },
+          ],
+        },
+        response: {
+          200: statusSchema,
+          202: statusSchema,
+          400: errorRef,
+          401: errorRef,
+          403: errorRef,
+          404: errorRef,
+          409: errorRef,
+          413: errorRef,
+          503: errorRef,
+        },
+      },
+    },
+    async (request, reply) => {
+      const video = await loadVideo(storage, (request.params as { id: string }).id);
+      await requireMember(storage, request, video);
+      const body = request.body as { action: 'generate' } | { format: 'vtt' | 'srt'; content: string };
+      if ('action' in body) {
+        await o.jobs.start(video);
+        return reply.code(202).send({ captionUrl: null, hasTranscript: false, status: 'processing', error: null });
+      }
+      const { vtt, srt } = normalizeCaptions(body.format, body.content);
+      await o.jobs.cancel(video.id);
+      await storage.putCaptions({ videoId: video.id, vtt, srt, source: 'uploaded' });
+      return {
+        captionUrl: `${o.mediaOrigin}/api/videos/${video.id}/captions?inline=1`,
+        hasTranscript: true,
+        status: 'ready',
+        error: null,
+      };
+    },
+  );
+}

@@ -1,0 +1,159 @@
+/**
+ * Editing projects. A project starts from one clip whose `sourceUrl` must be on the service's
+ * own media hosts: a URL on our media origin (a video the caller may view), or a host listed in
+ * MEDIA_HOSTS — the same rule as POST /api/transcribe, with the same 400 codes.
+ */
+
+import type { FastifyInstance } from 'fastify';
+import { requireSession } from '../auth/session.ts';
+import { requireViewer } from '../media/access.ts';
+import { checkMediaHostUrl } from '../source-url.ts';
+import type { Project } from '../storage/types.ts';
+import { resolveOwnMedia } from './media.ts';
+import { errorRef } from './transcribe.ts';
+import {
+  coerceLimit,
+  csrfHeader,
+  type DataPlaneOptions,
+  decodeCursor,
+  encodeCursor,
+  listWorkspace,
+  MAX_PAGE_SIZE,
+  sessionSecurity,
+} from './videos.ts';
+
+const projectSchema = {
+  type: 'object',
+  required: ['id', 'workspaceId', 'title', 'clips', 'createdAt'],
+  properties: {
+    id: { type: 'string' },
+    workspaceId: { type: 'string' },
+    title: { type: 'string' },
+    clips: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['sourceUrl', 'durationSec', 'title'],
+        properties: { sourceUrl: { type: 'string' }, durationSec: { type: 'number' }, title: { type: 'string' } },
+      },
+    },
+    createdAt: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
+const projectJson = (p: Project) => ({
+  id: p.id,
+  workspaceId: p.workspaceId,
+  title: p.title,
+  clips: p.clips,
+  createdAt: p.createdAt.toISOString(),
+});
+
+export async function projectRoutes(
+  app: FastifyInstance,
+  o: DataPlaneOptions & { mediaHosts: readonly string[]; sourcePorts: readonly number[] },
+): Promise<void> {
+  const { storage } = o;
+
+  app.get(
+    '/api/projects',
+    {
+      onRequest: requireSession,
+      preValidation: coerceLimit,
+      schema: {
+        operationId: 'listProjects',
+        tags: ['projects'],
+        security: sessionSecurity,
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            workspaceId: { type: 'string', maxLength: 64 },
+            limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: 20 },
+            cursor: { type: 'string', maxLength: 512 },
+          },
+        },
+        response: {
+          200: {
+            type: 'object',
+            required: ['projects', 'nextCursor'],
+            properties: { projects: { type: 'array', items: projectSchema }, nextCursor: { type: ['string', 'null'] } },
+          },
+          400: errorRef,
+          401: errorRef,
+          403: errorRef,
+        },
+      },
+    },
+    async (request) => {
+      const q = request.query as { workspaceId?: string; limit: number; cursor?: string };
+      const workspaceId = await listWorkspace(storage, request, q.workspaceId);
+      const rows = await storage.listProjects({
+        workspaceId,
+        limit: q.limit + 1,
+        ...(q.cursor !== undefined ? { after: decodeCursor(q.cursor, 'createdAt') } : {}),
+      });
+      const page = rows.slice(0, q.limit);
+      const last = page.at(-1);
+      return {
+        projects: page.map(projectJson),
+        nextCursor: rows.length > q.limit && last ? encodeCursor('createdAt', last.createdAt, last.id) : null,
+      };
+    },
+  );
+
+  app.post(
+    '/api/projects',
+    {
+      onRequest: requireSession,
+      preHandler: app.csrfProtection,
+      schema: {
+        operationId: 'createProject',
+        tags: ['projects'],
+        summary: "Create a project whose first clip is media on the service's own media hosts.",
+        security: sessionSecurity,
+        headers: csrfHeader,
+        body: {
+          type: 'object',
+          required: ['title', 'sourceUrl'],
+          additionalProperties: false,
+          properties: {
+            title: { type: 'string', minLength: 1, maxLength: 300 },
+            sourceUrl: { type: 'string', minLength: 1, maxLength: 4096 },
+            duration: { type: 'number', minimum: 0, maximum: 48 * 3600, description: 'Seconds of the first clip' },
+            clipTitle: { type: 'string', minLength: 1, maxLength: 300 },
+            workspaceId: { type: 'string', maxLength: 64, description: 'Default: the active workspace' },
+          },
+        },
+        response: { 201: projectSchema, 400: errorRef, 401: errorRef, 403: errorRef, 404: errorRef, 410: errorRef },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as {
+        title: string;
+        sourceUrl: string;
+        duration?: number;
+        clipTitle?: string;
+        workspaceId?: string;
+      };
+      const workspaceId = await listWorkspace(storage, request, body.workspaceId);
+      const own = await resolveOwnMedia(o, body.sourceUrl);
+      if (own) await requireViewer(storage, request, own.video);
+      else checkMediaHostUrl(body.sourceUrl, o.mediaHosts, { allowedPorts: o.sourcePorts });
+      const project = await storage.createProject({
+        workspaceId,
+        ownerId: request.auth!.userId,
+        title: body.title,
+        clips: [
+          {
+            sourceUrl: body.sourceUrl,
+            durationSec: body.duration ?? own?.video.durationSec ?? 0,
+            title: body.clipTitle ?? own?.video.title ?? body.title,
+          },
+        ],
+      });
+      reply.code(201);
+      return projectJson(project);
+    },
+  );
+}
