@@ -124,10 +124,12 @@ describe('discovery documents', () => {
     expect(res.headers.get('cache-control')).toBe('public, max-age=300');
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     const etag = res.headers.get('etag');
-    expect(etag).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
-    const again = await fetch(new URL(path, base), { headers: { 'if-none-match': etag! } });
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]{32}"$/);
+    const again = await fetch(new URL(path, base), { headers: { 'if-none-match': `"other", ${etag}` } });
     expect(again.status).toBe(304);
     expect(await again.text()).toBe('');
+    const changed = await fetch(new URL(path, base), { headers: { 'if-none-match': '"other"' } });
+    expect(changed.status).toBe(200);
   });
 
   it.each(DOCUMENTS)('$path: parses, and links only to routes that exist', async ({ path, kind }) => {

@@ -7,6 +7,7 @@
 
 import { createHash } from 'node:crypto';
 import type { Config } from '../config.ts';
+import { strongEtag } from '../http-cache.ts';
 import {
   AGENT_TRANSCRIBE_PATH,
   authFacts,
@@ -121,7 +122,7 @@ export function buildDocuments(input: DocumentInputs): DocumentSet {
   const routes = input.routes.filter((r) => r.operationId !== undefined);
   const docs: Doc[] = [];
   const add = (id: string, title: string, mediaType: string, body: string, path?: string, url?: string) => {
-    docs.push({ id, title, url: url ?? abs(path ?? '/'), path, mediaType, body, etag: etagOf(body) });
+    docs.push({ id, title, url: url ?? abs(path ?? '/'), path, mediaType, body, etag: strongEtag(body) });
   };
   const routeLine = (r: RouteEntry) =>
     `\`${r.method} ${openApiPath(r.url)}\` — ${r.summary ?? r.operationId}${authNote(r.auth)}`;
@@ -487,10 +488,6 @@ function authNote(auth: RouteEntry['auth']): string {
 
 function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
-}
-
-function etagOf(body: string): string {
-  return `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
 }
 
 function skillBody(

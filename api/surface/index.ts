@@ -7,6 +7,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
+import { matchesIfNoneMatch } from '../http-cache.ts';
 import { buildDocuments, DOC_PATHS, type Doc, type DocumentSet } from './documents.ts';
 import { plans, plansSchema } from './facts.ts';
 import { DOCS_TOOLS, mcpRoutes, serviceTools } from './mcp.ts';
@@ -55,7 +56,7 @@ export async function agentSurface(
     if (doc.mediaType.startsWith('text/html')) {
       reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
     }
-    if (request.headers['if-none-match'] === doc.etag) return reply.code(304).send();
+    if (matchesIfNoneMatch(request.headers['if-none-match'], doc.etag)) return reply.code(304).send();
     return reply.type(doc.mediaType).send(doc.body);
   };
 
