@@ -183,7 +183,7 @@ export function buildDocuments(input: DocumentInputs): DocumentSet {
     [
       '# Authentication and sign-in',
       '',
-      `There is one credential: the session cookie \`${auth.sessionCookie}\`, set when a person signs in interactively on the [sign-in page](${auth.signInUrl}). Providers: ${providers.join(', ')}.`,
+      `An account has one credential: the session cookie \`${auth.sessionCookie}\`, set when a person signs in interactively on the [sign-in page](${auth.signInUrl}). Providers: ${providers.join(', ')}.`,
       '',
       '- There is **no token endpoint**, **no dynamic client registration** and **no API keys**. The OAuth and OpenID metadata documents say so.',
       `- An agent that acts for a person uses that person's session: a human signs in at ${auth.signInUrl}, and the agent's HTTP client sends the cookie (the MCP server's session tools take it from the HTTP request).`,
@@ -191,6 +191,7 @@ export function buildDocuments(input: DocumentInputs): DocumentSet {
       `- Cookie-authenticated requests that change state send a CSRF token from [${'`GET /api/auth/csrf`'}](${auth.csrf.tokenUrl}) as the \`${auth.csrf.header}\` header.`,
       '- `401 UNAUTHENTICATED`: no valid session (missing, expired or revoked). `403`: a valid session that may not use the resource, or a bad CSRF token.',
       '',
+      ...narrowCredentials(routes),
       '## Routes that need a session',
       '',
       ...routes.filter((r) => r.auth === 'session').map((r) => `- ${routeLine(r)}`),
@@ -480,6 +481,23 @@ export function buildDocuments(input: DocumentInputs): DocumentSet {
   );
 
   return new DocumentSet(docs);
+}
+
+/** Credentials narrower than a session, stated only where the routes that take them exist. */
+function narrowCredentials(routes: readonly RouteEntry[]): string[] {
+  const has = (method: string, url: string) => routes.some((r) => r.method === method && r.url === url);
+  const lines: string[] = [];
+  if (has('POST', '/api/videos/multipart/init')) {
+    lines.push(
+      '- A guest (no account) may record: `POST /api/videos/multipart/init` without a session answers a `guestToken` and signed upload headers that are good for that one upload and its `complete`/`abort`, nothing else.',
+    );
+  }
+  if (has('POST', '/api/videos/:id/unlock')) {
+    lines.push(
+      "- A password-shared video's media and captions open with its share password: the `x-share-password` header, or `POST /api/videos/{id}/unlock`, which sets a short-lived signed cookie for that video.",
+    );
+  }
+  return lines.length > 0 ? ['## Narrower credentials', '', ...lines, ''] : [];
 }
 
 function authNote(auth: RouteEntry['auth']): string {
