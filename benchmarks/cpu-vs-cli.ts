@@ -40,7 +40,8 @@ import { barChart } from './lib/bars.ts';
 import { type Clip, jfkClip, longClip } from './lib/clips.ts';
 import { BENCH_DIR, command, machine, REPO_ROOT, writeFile, writeResult } from './lib/report.ts';
 import { ratio, summarize } from './lib/stats.ts';
-import { parseCliJson, parseTimings, timedRun } from './lib/whisper-timings.ts';
+import { parseCliJson } from './lib/whisper-cli-json.ts';
+import { parseTimings, timedRun } from './lib/whisper-timings.ts';
 
 const { values } = parseArgs({
   options: {

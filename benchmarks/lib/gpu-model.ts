@@ -41,3 +41,29 @@ export const ANCHORS = {
 } as const;
 
 export const TARGETS = { first: 20, second: 4 } as const;
+
+/**
+ * The floor on an H100 for large-v3 at 100 tokens per window (issue #9, ARCHITECTURE.md): the
+ * encoder's arithmetic at the card's fp16 peak, and the decoder's memory traffic — each window's
+ * cross-attention K/V (≈ 246 MB) read once per decoded token.
+ */
+export const H100_FLOOR = {
+  encoderSecPerHour: 0.35,
+  decoderSecPerHour: 1.0,
+  totalSecPerHour: 1.35,
+  note: 'H100, large-v3, 100 tokens/window: ≈0.35 s/h encoder arithmetic + ≈1 s/h decoder memory traffic',
+} as const;
+
+/** Issue #9's targets, s of GPU per audio-hour at 100 tokens per window on an H100. */
+export const BATCH_TARGETS = {
+  first: 8,
+  second: 3,
+  aim: 2,
+  note: '≤ 8 s/h: ahead of transformers at batch 24; ≤ 3 s/h: ahead of it at any batch size; aim ≤ 2 s/h',
+} as const;
+
+/** transformers on one H100, 2026-11-22 (results/gpu-h100-2026-11-22/hf-anchor-*.json), s/h by batch size. */
+export const TRANSFORMERS_H100_2026_11_22 = {
+  secPerHour: { 1: 247.17, 8: 29.29, 24: 11.17, 48: 6.23, 64: 5.59, 96: 4.0, 128: 3.25, 160: 3.23 },
+  note: 'fp16, SDPA, greedy, 100 new tokens per window, random weights of the large-v3 shape; torch 2.11, transformers 5.17',
+} as const;

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { barChart } from './bars.ts';
 import { ANCHORS, secondsPerAudioHour, speedupNeeded } from './gpu-model.ts';
 import { median, quantile, ratio, summarize } from './stats.ts';
-import { parseCliJson, parseTimings } from './whisper-timings.ts';
+import { parseCliJson } from './whisper-cli-json.ts';
+import { parseTimings } from './whisper-timings.ts';
 
 // Captured from whisper-cli 1.9.1 (build/addon/bin) on jfk.wav with synthetic-tiny, this machine.
 const CLI_STDERR = `

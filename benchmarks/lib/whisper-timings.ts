@@ -1,11 +1,11 @@
 /**
  * Reading what whisper.cpp's own tools report: the `whisper_print_timings` block that whisper-cli
- * and whisper-bench print on stderr, and whisper-cli's `-ojf` JSON (which writes control characters
- * raw inside strings, so they are escaped before parsing).
+ * and whisper-bench print on stderr, and running a tool timed. Node built-ins only: the GPU harness
+ * imports this on hosts with no node_modules (whisper-cli's JSON reader is in whisper-cli-json.ts,
+ * which reaches the models resolver and undici).
  */
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
-import { parseCliJson as parseWhisperCliJson } from '../../engine/asr/test-support.ts';
 
 export interface Timing {
   ms: number;
@@ -23,17 +23,6 @@ export function parseTimings(stderr: string): Record<string, Timing> {
     out[m[1] as string] = t;
   }
   return out;
-}
-
-export interface CliSegment {
-  text: string;
-  offsets: { from: number; to: number };
-  tokens?: Array<{ id: number; text: string }>;
-}
-
-/** whisper-cli's JSON output (the parser lives beside the parity test's other whisper-cli helpers). */
-export function parseCliJson(raw: string): { transcription: CliSegment[] } {
-  return parseWhisperCliJson<{ transcription: CliSegment[] }>(raw);
 }
 
 export interface Timed {
