@@ -1,11 +1,15 @@
 /**
- * The API's errors: one body shape for every non-2xx answer, the API's own stable codes,
- * and the one table that maps `EngineError` codes to HTTP statuses. The error handler and
- * the not-found handler in app.ts are the only places that turn errors into responses.
+ * The API's errors: one body shape for every non-2xx answer, the API's own stable codes, and the
+ * tables that map the layers below (`EngineError` codes, the queue's `QueueError` codes) to HTTP
+ * statuses, once. The error handler and the not-found handler in app.ts are the only places that
+ * turn errors into responses. Our own failures are 5xx and logged; an upstream's (the media origin,
+ * the facilitator) are 502/504 and not ours to log as bugs. Anything unexpected is the engine's
+ * INTERNAL_ERROR: one name for "a bug" across every layer.
  */
 
 import type { FastifyError } from 'fastify';
 import { type EngineErrorCode, ERROR_CODES, isEngineError } from '../engine/errors.ts';
+import { isQueueError, QUEUE_ERROR_CODES, type QueueErrorCode } from '../workers/errors.ts';
 
 export const API_ERROR_CODES = {
   VALIDATION_FAILED: 'The request body, query or headers do not match the schema.',
@@ -46,21 +50,25 @@ export const API_ERROR_CODES = {
   UPLOAD_INCOMPLETE: 'The TUS upload has not received all its bytes yet.',
   UPLOAD_ALREADY_COMPLETE: 'This upload has already been completed.',
   UPLOAD_TOKEN_INVALID: 'The upload headers are missing, expired, or for another upload.',
+  UPLOAD_EXISTS: 'An upload for this video is already under way: resume it with HEAD/PATCH at its URL.',
   GUEST_TOKEN_INVALID: 'The guest token is missing or does not belong to this video.',
   RANGE_NOT_SATISFIABLE: 'The Range header asks for bytes outside the file.',
   QUEUE_FULL: 'Too many caption jobs are pending; try again later.',
-  INTERNAL: 'An unexpected error; the details are in the server log.',
 } as const;
 
 export type ApiErrorCode = keyof typeof API_ERROR_CODES;
-export type ErrorCode = ApiErrorCode | EngineErrorCode;
+export type ErrorCode = ApiErrorCode | EngineErrorCode | QueueErrorCode;
 
-/** Every documented code, for the OpenAPI enum and the test that checks the table. */
-export const ALL_ERROR_CODES = [...Object.keys(API_ERROR_CODES), ...Object.keys(ERROR_CODES)] as ErrorCode[];
+/** Every code a response can carry, for the OpenAPI enum and the test that checks the tables. */
+export const ALL_ERROR_CODES = [
+  ...Object.keys(API_ERROR_CODES),
+  ...Object.keys(ERROR_CODES),
+  ...Object.keys(QUEUE_ERROR_CODES),
+] as ErrorCode[];
 
 /**
- * EngineError code → HTTP status. The caller's fault is 4xx; an origin or engine failure
- * outside the caller's control is 5xx (502 when someone upstream failed).
+ * EngineError code → HTTP status. The caller's fault is 4xx; a failure outside the caller's control
+ * is 5xx: 502/504 when the media origin failed, 500/503 when we did (those are logged).
  */
 export const ENGINE_STATUS: Readonly<Record<EngineErrorCode, number>> = Object.freeze({
   SOURCE_URL_INVALID: 400,
@@ -86,17 +94,26 @@ export const ENGINE_STATUS: Readonly<Record<EngineErrorCode, number>> = Object.f
   MODEL_LOAD_FAILED: 503,
   // The service is shutting down (the model was freed under an in-flight request).
   MODEL_CLOSED: 503,
-  ASR_FAILED: 502,
+  // whisper.cpp and the VAD run in this process: their failures are ours.
+  ASR_FAILED: 500,
   ADDON_NOT_BUILT: 503,
-  VAD_FAILED: 502,
+  VAD_FAILED: 500,
   // Only ever seen by a client that has gone away (nginx's 499 "client closed request").
   ABORTED: 499,
   INVALID_OPTIONS: 400,
-  // workers/ — the queue
-  JOB_NOT_FOUND: 404,
-  QUEUE_MISCONFIGURED: 503,
   INTERNAL_ERROR: 500,
 });
+
+/** QueueError code → HTTP status. */
+export const QUEUE_STATUS: Readonly<Record<QueueErrorCode, number>> = Object.freeze({
+  JOB_NOT_FOUND: 404,
+  // Shutting down: another instance (or this one, restarted) will take the request.
+  QUEUE_CLOSED: 503,
+  QUEUE_MISCONFIGURED: 503,
+});
+
+/** Statuses that mean someone upstream failed, not us: not logged as our failures. */
+const UPSTREAM_STATUS = new Set([502, 504]);
 
 /** The one error body shape. `details` only carries data safe to show the caller. */
 export interface ErrorBody {
@@ -154,13 +171,13 @@ export function toErrorResponse(err: unknown): MappedError {
     if (err.details) body.details = err.details;
     return err.headers ? { body, headers: err.headers, internal: false } : { body, internal: false };
   }
-  if (isEngineError(err)) {
-    const statusCode = ENGINE_STATUS[err.code] ?? 500;
+  if (isEngineError(err) || isQueueError(err)) {
+    const statusCode = (isEngineError(err) ? ENGINE_STATUS[err.code] : QUEUE_STATUS[err.code]) ?? 500;
     // A 500's message may describe our internals; the log has it, the caller gets the code.
     const message = statusCode === 500 ? 'Internal server error.' : err.message;
     const body: ErrorBody & Record<string, unknown> = { statusCode, code: err.code, message };
     if (statusCode !== 500 && Object.keys(err.details).length > 0) body.details = err.details;
-    return { body, internal: statusCode >= 500 && statusCode !== 502 && statusCode !== 504 };
+    return { body, internal: statusCode >= 500 && !UPSTREAM_STATUS.has(statusCode) };
   }
   const fe = err as Partial<FastifyError> | undefined;
   if (fe && typeof fe === 'object' && fe.validation) {
@@ -194,7 +211,7 @@ export function toErrorResponse(err: unknown): MappedError {
       internal: false,
     };
   }
-  return { body: { statusCode: 500, code: 'INTERNAL', message: 'Internal server error.' }, internal: true };
+  return { body: { statusCode: 500, code: 'INTERNAL_ERROR', message: 'Internal server error.' }, internal: true };
 }
 
 /** JSON schema of the error body, shared by every route's non-2xx responses in OpenAPI. */

@@ -75,18 +75,29 @@ describe('GET /openapi.json', () => {
     expect(ops).not.toContain('GET /openapi.json');
   });
 
-  it('describes every error response with the shared ErrorBody', () => {
-    const schemas = doc.components.schemas;
-    const errorBody = Object.values<{ title?: string; required?: string[] }>(schemas).find((s) =>
-      ['statusCode', 'code', 'message'].every((k) => s.required?.includes(k)),
+  it('describes every error response with the shared ErrorBody, by reference to it and nothing else', () => {
+    const schemas = doc.components.schemas as Record<string, { required?: string[] }>;
+    const keys = Object.keys(schemas).filter((k) =>
+      ['statusCode', 'code', 'message'].every((f) => schemas[k]!.required?.includes(f)),
     );
-    expect(errorBody).toBeDefined();
-    for (const item of Object.values<Record<string, { responses: Record<string, { content?: object }> }>>(doc.paths)) {
-      for (const op of Object.values(item)) {
+    expect(keys).toHaveLength(1);
+    const ref = `#/components/schemas/${keys[0]}`;
+    let errorResponses = 0;
+    for (const [path, item] of Object.entries<Record<string, { responses: Record<string, { content?: object }> }>>(
+      doc.paths,
+    )) {
+      for (const [method, op] of Object.entries(item)) {
         for (const [status, response] of Object.entries(op.responses)) {
-          if (Number(status) >= 400) expect(JSON.stringify(response)).toContain('#/components/schemas/');
+          if (Number(status) < 400) continue;
+          errorResponses++;
+          const content = (response.content ?? {}) as Record<string, { schema?: { $ref?: string } }>;
+          expect(Object.keys(content), `${method} ${path} ${status}`).not.toHaveLength(0);
+          for (const [type, media] of Object.entries(content)) {
+            expect(media.schema?.$ref, `${method} ${path} ${status} ${type}`).toBe(ref);
+          }
         }
       }
     }
+    expect(errorResponses).toBeGreaterThan(5);
   });
 });

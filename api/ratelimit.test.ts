@@ -8,10 +8,10 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { TEST_REDIS_URL as REDIS_URL } from '../test-support/services.ts';
 import type { SqlStorage } from './storage/sql.ts';
 import { Client, memoryStorage, startTestApp, testConfig } from './testing/harness.ts';
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
 const prefix = `test-api-${randomBytes(6).toString('hex')}:`;
 let storage: SqlStorage;

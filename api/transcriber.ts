@@ -4,11 +4,11 @@
  * queue from workers/ (in-process, or BullMQ on Redis with separate worker processes).
  */
 
-import { createEngine, type Engine, type EngineOptions } from '../engine/index.ts';
+import { createEngine, type EngineOptions } from '../engine/index.ts';
 import { SafeFetcher, type SourcePolicy } from '../engine/source/index.ts';
 import type { Transcript } from '../engine/types.ts';
 import { resolveModel } from '../models/index.ts';
-import { createEngineProcessor, createQueue, createQueueTranscriber } from '../workers/index.ts';
+import { createEngineProcessor, createQueue, createQueueTranscriber, EnginePool } from '../workers/index.ts';
 
 export type { SourcePolicy };
 
@@ -68,12 +68,18 @@ export async function createServiceTranscriber(opts: ServiceTranscriberOptions):
   const transcriber = createQueueTranscriber(queue);
   if (queue.kind !== 'memory') return transcriber;
 
-  const engines = lazyEngine(opts);
+  // One model, loaded on the first job; a failed load is retried by the next.
+  const engines = new EnginePool(async (model, signal) => {
+    const { path } = await resolveModel(model, { signal });
+    const o: EngineOptions = { modelPath: path, maxDurationSec: opts.maxDurationSec };
+    if (opts.threads !== undefined) o.threads = opts.threads;
+    return createEngine(o, { signal });
+  }, opts.model);
   const ownFetcher = opts.fetcher
     ? undefined
     : new SafeFetcher(opts.allowedPorts ? { allowedPorts: opts.allowedPorts } : {});
   const fetcher = opts.fetcher ?? ownFetcher!;
-  const processor = createEngineProcessor({ engineFor: () => engines.get(), fetcher });
+  const processor = createEngineProcessor({ engineFor: (_model, signal) => engines.get(undefined, signal), fetcher });
   await queue.work(processor, { concurrency: opts.concurrency ?? 1 });
   return {
     transcribe: (req, signal) => transcriber.transcribe(req, signal),
@@ -81,30 +87,6 @@ export async function createServiceTranscriber(opts: ServiceTranscriberOptions):
       await transcriber.close(); // closes the queue and its worker
       await engines.close();
       await ownFetcher?.close();
-    },
-  };
-}
-
-/** One engine, created on first use; a failed load is retried by the next job. */
-function lazyEngine(opts: ServiceTranscriberOptions): { get(): Promise<Engine>; close(): Promise<void> } {
-  let engine: Promise<Engine> | undefined;
-  return {
-    get() {
-      engine ??= (async () => {
-        const { path } = await resolveModel(opts.model);
-        const o: EngineOptions = { modelPath: path, maxDurationSec: opts.maxDurationSec };
-        if (opts.threads !== undefined) o.threads = opts.threads;
-        return createEngine(o);
-      })().catch((err: unknown) => {
-        engine = undefined;
-        throw err;
-      });
-      return engine;
-    },
-    async close() {
-      const e = engine;
-      engine = undefined;
-      await e?.then((x) => x.close()).catch(() => {});
     },
   };
 }

@@ -13,7 +13,7 @@
  *   cli          whisper-cli process: exec + model load + reading the wav + transcription + writing JSON.
  *   engine-cold  the full engine path in a fresh Node process (lib/engine-cold.ts): Node start + imports +
  *                createEngine (model load) + engine.transcribe({path}) (ffmpeg decode + whisper.cpp) +
- *                close, with `vad: false` (the whole file in one whisper.cpp call, as whisper-cli does).
+ *                close, the decoded file in one whisper.cpp call (`engine.model.transcribe`), as whisper-cli does.
  *                Like for like with `cli`; its transcribe part against cli-inside as well.
  *   addon-warm   WhisperModel.transcribe() on a model loaded once, PCM already in memory: the engine's
  *                steady state. Set against cli-inside = whisper-cli's own `total time − load time`.
@@ -194,7 +194,7 @@ try {
       cliWall: 'whisper-cli process: exec + model load + reading the wav + transcription + writing JSON',
       cliInside: "whisper-cli's own 'total time' minus its 'load time' (wav read + mel + encode + decode)",
       engineColdWall:
-        'fresh Node process: start + imports + createEngine (model load) + engine.transcribe({path}) (ffmpeg decode + whisper.cpp, vad: false) + close',
+        'fresh Node process: start + imports + createEngine (model load) + decodeToPcm({path}) + engine.model.transcribe (whole file, as whisper-cli) + close',
       engineColdTranscribe: 'engine.transcribe({path}) inside that process: ffmpeg decode + whisper.cpp',
       addonWarmTranscribe: 'WhisperModel.transcribe on a loaded model, PCM in memory',
     },

@@ -8,10 +8,9 @@
  * Run from the repository root:  node_modules/.bin/node benchmarks/vad.ts
  * Writes benchmarks/results/vad.json and vad.svg.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { detectSpeech, SileroVad, type SpeechSpan, sileroOnnxPath } from '../engine/vad/silero.ts';
-import { FIXTURES_DIR, longAudio, readPcm } from '../engine/vad/test-support.ts';
+import { fixture, fixturesUnder, longAudio, readPcm } from '../engine/vad/test-support.ts';
 import { machine, round, writeFile, writeResult } from './lib/report.ts';
 import { lineChart } from './lib/svg.ts';
 
@@ -20,11 +19,6 @@ interface Engine {
   name: string;
   detect: Detect;
   close: () => Promise<void>;
-}
-
-if (!existsSync(FIXTURES_DIR)) {
-  console.error(`The shared fixtures are missing: expected ${FIXTURES_DIR}`);
-  process.exit(2);
 }
 
 async function loadEngines(): Promise<{ engines: Engine[]; notes: string[] }> {
@@ -38,7 +32,7 @@ async function loadEngines(): Promise<{ engines: Engine[]; notes: string[] }> {
       close: () => vad.close(),
     });
   }
-  const ggml = join(FIXTURES_DIR, 'vad/silero-v6.2.0-ggml.bin');
+  const ggml = fixture('vad/silero-v6.2.0-ggml.bin');
   try {
     // The addon lives in engine/asr (another branch until merged): optional here.
     const asr = (await import('../engine/asr/index.ts' as string)) as {
@@ -62,9 +56,9 @@ async function corpus(): Promise<Array<{ name: string; pcm: Float32Array }>> {
   const dirs = ['speech/jfk', 'speech/multilingual', 'speech/ljspeech', 'speech/librivox'];
   const out: Array<{ name: string; pcm: Float32Array }> = [];
   for (const d of dirs) {
-    for (const f of readdirSync(join(FIXTURES_DIR, d)).sort()) {
-      if (!f.endsWith('.wav')) continue;
-      out.push({ name: `${d}/${f}`, pcm: await readPcm(join(FIXTURES_DIR, d, f)) });
+    for (const rel of fixturesUnder(d)) {
+      if (!rel.endsWith('.wav')) continue;
+      out.push({ name: rel, pcm: await readPcm(fixture(rel)) });
     }
   }
   return out;
@@ -95,9 +89,9 @@ async function timeIt<T>(f: () => Promise<T>): Promise<{ ms: number; value: T }>
 
 async function generated(minutes: number): Promise<Float32Array> {
   const clips = [
-    await readPcm(join(FIXTURES_DIR, 'speech/jfk/jfk.wav')),
-    await readPcm(join(FIXTURES_DIR, 'speech/multilingual/test_es.wav')),
-    await readPcm(join(FIXTURES_DIR, 'speech/multilingual/test_de.wav')),
+    await readPcm(fixture('speech/jfk/jfk.wav')),
+    await readPcm(fixture('speech/multilingual/test_es.wav')),
+    await readPcm(fixture('speech/multilingual/test_de.wav')),
   ];
   const out = new Float32Array(minutes * 60 * 16000);
   let pos = 0;
@@ -111,7 +105,7 @@ async function generated(minutes: number): Promise<Float32Array> {
 const { engines, notes } = await loadEngines();
 const clips = await corpus();
 const corpusSec = clips.reduce((a, c) => a + c.pcm.length / 16000, 0);
-const refData = JSON.parse(readFileSync(join(FIXTURES_DIR, 'speech/multilingual/test_data.json'), 'utf8')) as {
+const refData = JSON.parse(readFileSync(fixture('speech/multilingual/test_data.json'), 'utf8')) as {
   tests: { language_tests: Array<{ audio_file: string; words: Array<{ start_sec?: number; end_sec?: number }> }> };
 };
 const durations = [1, 5, 15];

@@ -13,12 +13,12 @@
  * benchmarks/results/wer-<model>.json.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { transcribeStream } from '../engine/pipeline/index.ts';
 import type { Transcript } from '../engine/types.ts';
 import { SileroVad } from '../engine/vad/silero.ts';
-import { FIXTURES_DIR, readPcm } from '../engine/vad/test-support.ts';
+import { fixture, readPcm } from '../engine/vad/test-support.ts';
 import { CHARACTER_LANGUAGES, tokens } from './lib/normalize.ts';
 import { round, writeResult } from './lib/report.ts';
 import { align, median, wer } from './lib/wer.ts';
@@ -44,13 +44,9 @@ const SHIFT = 0.1;
 if (!values.model && !selfCheck) {
   console.log(
     'wer: no model given, nothing measured. Pass --model /path/to/ggml-<name>.bin with real Whisper weights\n' +
-      '(none can be downloaded on the development machines; see ../shared/fixtures/README.md for the files and sums).',
+      '(none can be downloaded on the development machines; see README.md in the shared fixtures for the files and sums).',
   );
   process.exit(0);
-}
-if (!existsSync(FIXTURES_DIR)) {
-  console.error(`wer: the shared fixtures are missing: expected ${FIXTURES_DIR}`);
-  process.exit(2);
 }
 
 const { WhisperModel } = await import('../engine/asr/index.ts');
@@ -141,35 +137,36 @@ async function scoreSet(name: string, items: Array<{ file: string; ref: string; 
   console.log(name, JSON.stringify(sets[name]));
 }
 
-const dir = (d: string) => join(FIXTURES_DIR, 'speech', d);
+/** A speech fixture, checked against the fixtures' manifest. */
+const speech = (rel: string) => fixture(`speech/${rel}`);
 await scoreSet('jfk', [
   {
-    file: join(dir('jfk'), 'jfk.wav'),
+    file: speech('jfk/jfk.wav'),
     ref: 'And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country.',
     language: 'en',
   },
 ]);
 await scoreSet(
   'ljspeech',
-  readFileSync(join(dir('ljspeech'), 'transcripts.txt'), 'utf8')
+  readFileSync(speech('ljspeech/transcripts.txt'), 'utf8')
     .split('\n')
     .filter((l) => l.includes('|'))
     .map((l) => {
       const [f, ref] = l.split('|') as [string, string];
-      return { file: join(dir('ljspeech'), f), ref, language: 'en' };
+      return { file: speech(`ljspeech/${f}`), ref, language: 'en' };
     }),
 );
 await scoreSet(
   'librivox',
-  readFileSync(join(dir('librivox'), 'transcription'), 'utf8')
+  readFileSync(speech('librivox/transcription'), 'utf8')
     .split('\n')
     .map((l) => l.match(/^<s>(.*)<\/s>\s*\((.+)\)\s*$/))
     .filter((m): m is RegExpMatchArray => m !== null)
-    .map((m) => ({ file: join(dir('librivox'), `${m[2]}.wav`), ref: m[1]!, language: 'en' })),
+    .map((m) => ({ file: speech(`librivox/${m[2]}.wav`), ref: m[1]!, language: 'en' })),
 );
 
 // Multilingual: per-language WER and word timing against the reference word times.
-const data = JSON.parse(readFileSync(join(dir('multilingual'), 'test_data.json'), 'utf8')) as {
+const data = JSON.parse(readFileSync(speech('multilingual/test_data.json'), 'utf8')) as {
   tests: {
     language_tests: Array<{
       language: string;
@@ -201,7 +198,7 @@ const startErr: number[] = [];
 const endErr: number[] = [];
 for (const clip of data.tests.language_tests) {
   const lang = clip.language;
-  const r = await run(join(dir('multilingual'), clip.audio_file), lang, { text: clip.transcript, words: clip.words });
+  const r = await run(speech(`multilingual/${clip.audio_file}`), lang, { text: clip.transcript, words: clip.words });
   audioSec += r.seconds;
   wallMs += r.ms;
   // Token lists that remember their word, so matched tokens give word times on both sides.

@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebVTTParser } from 'webvtt-parser';
 import { resolveModel } from '../models/index.ts';
@@ -14,7 +14,7 @@ import { fixture } from '../test-support/fixtures.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BIN = join(ROOT, 'bin/transcribe.js');
-const JFK = resolve(ROOT, '../shared/fixtures/speech/jfk');
+const JFK = dirname(fixture('speech/jfk/jfk.wav'));
 
 interface Result {
   code: number;
@@ -50,6 +50,17 @@ afterAll(async () => {
 });
 
 describe('transcribe CLI', () => {
+  it("npx transcribe --help: usage on stdout and no npm warning about the project's own config", async () => {
+    const r = await new Promise<Result>((done) => {
+      execFile('npm', ['exec', '--offline', '--', 'transcribe', '--help'], { cwd: ROOT }, (err, stdout, stderr) => {
+        done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      });
+    });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^usage: transcribe <file-or-url>/);
+    expect(r.stderr).not.toMatch(/Unknown project config/);
+  });
+
   it('prints a WebVTT document a real parser accepts', async () => {
     const r = await transcribe([join(JFK, 'jfk.mp3'), '--model', 'synthetic-tiny', '--format', 'vtt']);
     expect(r.stderr).toBe(''); // no progress bar on a pipe
@@ -100,7 +111,7 @@ describe('transcribe CLI', () => {
   });
 
   it('--vad-model runs VAD inside whisper.cpp from its ggml weights; a missing file is MODEL_LOAD_FAILED', async () => {
-    const ggml = resolve(ROOT, '../shared/fixtures/vad/silero-v6.2.0-ggml.bin');
+    const ggml = fixture('vad/silero-v6.2.0-ggml.bin');
     const r = await transcribe([
       join(JFK, 'jfk.wav'),
       '--model',
@@ -188,16 +199,32 @@ describe('transcribe CLI', () => {
 
     // Loopback spellings only: a policy bug must not be able to send a packet off this machine.
     // The full corpus (220 cases) runs in engine/source inside a loopback-only network namespace.
-    const hosts = ['127.0.0.1', 'localhost', '[::1]', '2130706433', '0x7f000001', '127.1', '[::ffff:127.0.0.1]'];
-    for (const host of hosts) {
-      it(`https://${host}:PORT/a.mp3 → SOURCE_ADDRESS_BLOCKED`, async () => {
-        const before = connections;
-        const r = await transcribe([`https://${host}:${port}/a.mp3`, '--model', 'synthetic-tiny'], 60_000);
+    // On the default port (media is fetched from 443 only): the address itself is refused. An IPv6
+    // spelling of an IPv4 address is not a canonical URL at all.
+    const hosts: Array<[string, string]> = [
+      ['127.0.0.1', 'SOURCE_ADDRESS_BLOCKED'],
+      ['localhost', 'SOURCE_ADDRESS_BLOCKED'],
+      ['[::1]', 'SOURCE_ADDRESS_BLOCKED'],
+      ['2130706433', 'SOURCE_ADDRESS_BLOCKED'],
+      ['0x7f000001', 'SOURCE_ADDRESS_BLOCKED'],
+      ['127.1', 'SOURCE_ADDRESS_BLOCKED'],
+      ['[::ffff:127.0.0.1]', 'SOURCE_URL_INVALID'],
+    ];
+    for (const [host, code] of hosts) {
+      it(`https://${host}/a.mp3 → ${code}`, async () => {
+        const r = await transcribe([`https://${host}/a.mp3`, '--model', 'synthetic-tiny'], 60_000);
         expect(r.code).toBe(1);
-        expect(r.stderr).toMatch(/^error: SOURCE_ADDRESS_BLOCKED /m);
-        expect(connections).toBe(before);
+        expect(r.stderr).toMatch(new RegExp(`^error: ${code} `, 'm'));
       });
     }
+
+    it('https://127.0.0.1:PORT (a listener there) → SOURCE_PORT_NOT_ALLOWED, no connection', async () => {
+      const before = connections;
+      const r = await transcribe([`https://127.0.0.1:${port}/a.mp3`, '--model', 'synthetic-tiny'], 60_000);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/^error: SOURCE_PORT_NOT_ALLOWED /m);
+      expect(connections).toBe(before);
+    });
 
     it('http:// → SOURCE_SCHEME_NOT_ALLOWED; userinfo → SOURCE_URL_INVALID', async () => {
       const http = await transcribe([`http://127.0.0.1:${port}/a.mp3`, '--model', 'synthetic-tiny'], 60_000);

@@ -7,8 +7,10 @@ import { rename, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { type CaptionFormat, render } from '../engine/captions/index.ts';
-import { createEngine, EngineError, isEngineError } from '../engine/index.ts';
+import { asEngineError } from '../engine/errors.ts';
+import { createEngine } from '../engine/index.ts';
 import { DEFAULT_MODEL, resolveModel } from '../models/index.ts';
+import type { CliErrorCode } from './errors.ts';
 import { createProgressBar } from './progress.ts';
 
 const USAGE = `usage: transcribe <file-or-url> [options]
@@ -21,7 +23,7 @@ const USAGE = `usage: transcribe <file-or-url> [options]
   --threads N             CPU threads per decoding job
   --concurrency N         windows decoded at once (default: auto)
   --translate             translate to English
-  --no-vad                give the whole file to whisper.cpp (no speech windows)
+  --no-vad                decode every 30 s of audio, silence included (no speech detection)
   --vad-model FILE        Silero VAD in ggml form: run VAD inside whisper.cpp (default: ONNX via onnxruntime)
   --max-duration SEC      refuse media longer than this (default 14400)
   --models-dir DIR        model cache directory
@@ -44,7 +46,8 @@ export async function main(argv: string[]): Promise<number> {
   try {
     args = parse(argv);
   } catch (err) {
-    process.stderr.write(`error: USAGE ${(err as Error).message}\n\n${USAGE}\n`);
+    const code: CliErrorCode = 'USAGE';
+    process.stderr.write(`error: ${code} ${(err as Error).message}\n\n${USAGE}\n`);
     return 2;
   }
   if (args === 'help') {
@@ -107,7 +110,7 @@ export async function main(argv: string[]): Promise<number> {
     }
   } catch (err) {
     bar.done();
-    const e = isEngineError(err) ? err : new EngineError('ASR_FAILED', (err as Error)?.message ?? String(err));
+    const e = asEngineError(err);
     process.stderr.write(`error: ${e.code} ${e.message}\n`);
     return abort.signal.aborted ? 130 : 1;
   } finally {

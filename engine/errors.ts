@@ -1,8 +1,12 @@
 /**
  * The engine's one error type. Every failure that crosses a module boundary is an
  * `EngineError` with a stable `code`; adapters (CLI, API, MCP, workers) map codes,
- * never messages. Add a code here, with its description, before throwing it:
- * the test in errors.test.ts fails on an undocumented code.
+ * never messages. Each layer owns the codes it raises: these are the engine's (and models/'s,
+ * which throws EngineErrors), the queue's are in workers/errors.ts, the HTTP service's in
+ * api/errors.ts, the CLI's in cli/errors.ts. Add a code here, with its description, before
+ * throwing it: scripts/error-codes.test.ts finds every code the source raises (the addon's C++
+ * included) and fails on one missing here, or listed here and never raised; ERRORS.md is rendered
+ * from these tables.
  */
 
 export const ERROR_CODES = {
@@ -32,15 +36,12 @@ export const ERROR_CODES = {
   MODEL_CHECKSUM_MISMATCH: 'The downloaded model does not match the manifest sha256.',
   MODEL_LOAD_FAILED: 'whisper.cpp could not load the model file.',
   // engine/asr — whisper.cpp addon
-  ASR_FAILED: 'whisper.cpp failed while transcribing.',
+  ASR_FAILED: 'whisper.cpp reported a failure while transcribing (no decoding state, no mel, a failed decode).',
   ADDON_NOT_BUILT: 'The native addon has not been built (run npm run build:addon).',
   MODEL_CLOSED: 'The model has been closed; load it again to run more jobs.',
   // engine/vad
   VAD_FAILED: 'Voice activity detection failed.',
-  // workers/ — the job queue
-  JOB_NOT_FOUND: 'No job with this id exists in the queue (never enqueued, or its record has expired).',
-  QUEUE_MISCONFIGURED:
-    'The queue backend is unusable as configured (e.g. Redis may evict keys: set maxmemory-policy noeviction).',
+  // every layer: the one name for "unexpected"
   INTERNAL_ERROR: 'An unexpected failure with no more specific code (a bug or an unclassified error); see the logs.',
   // shared
   ABORTED: 'The operation was cancelled by its AbortSignal.',
@@ -75,6 +76,16 @@ export function isEngineError(value: unknown): value is EngineError {
   return value instanceof EngineError;
 }
 
+/**
+ * Anything thrown, as an EngineError: itself, or INTERNAL_ERROR around a foreign value (a TypeError
+ * is a bug, not a failure of whatever stage it surfaced in).
+ */
+export function asEngineError(err: unknown): EngineError {
+  if (isEngineError(err)) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new EngineError('INTERNAL_ERROR', message || 'Unknown failure.', { cause: err });
+}
+
 /** The error to throw when `signal` has fired; keeps the signal's reason as the cause. */
 export function abortError(signal?: AbortSignal, what = 'operation'): EngineError {
   return new EngineError('ABORTED', `The ${what} was cancelled.`, { cause: signal?.reason });
@@ -83,4 +94,27 @@ export function abortError(signal?: AbortSignal, what = 'operation'): EngineErro
 /** Throws `ABORTED` when the signal has already fired. */
 export function throwIfAborted(signal: AbortSignal | undefined, what?: string): void {
   if (signal?.aborted) throw abortError(signal, what);
+}
+
+/**
+ * Settles as `work` does, or rejects ABORTED as soon as `signal` fires. For shared work (a model
+ * load other callers wait for too): `work` runs on, and one caller leaving does not cancel it.
+ */
+export function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined, what?: string): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) return Promise.reject(abortError(signal, what));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortError(signal, what));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
 }

@@ -5,20 +5,20 @@
 import { execFile } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
-import { Readable } from 'node:stream';
+import { dirname, resolve } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveModel } from '../models/index.ts';
+import { codeOf } from '../test-support/errors.ts';
 import { fixture } from '../test-support/fixtures.ts';
-import { decodeToPcm } from './decode/index.ts';
 import { ffmpegChildren } from './decode/test-helpers.ts';
 import { createEngine, type Engine } from './index.ts';
 import { SafeFetcher } from './source/index.ts';
 import { startOrigin, type TestOrigin } from './source/testing/origin.ts';
 import { makeTestPki, type TestPki } from './source/testing/tls.ts';
 
-const JFK = resolve(import.meta.dirname, '../../shared/fixtures/speech/jfk');
+const JFK = dirname(fixture('speech/jfk/jfk.wav'));
 const execFileP = promisify(execFile);
 
 let engine: Engine;
@@ -107,6 +107,25 @@ describe('createEngine().transcribe', () => {
     }
   });
 
+  it('closes the origin connection and a caller stream when it fails before decoding starts', async () => {
+    const held = new Promise<void>((resolveHeld, rejectHeld) => {
+      origin.routes.set('/held.wav', (_req, res) => {
+        // Headers and a few bytes, then nothing: only the client can end this response.
+        res.writeHead(200, { 'content-type': 'audio/wav' });
+        res.write(Buffer.alloc(64));
+        res.on('close', () => (res.writableEnded ? rejectHeld(new Error('the origin ended it')) : resolveHeld()));
+      });
+    });
+    expect(await codeOf(engine.transcribe(`${origin.base}/held.wav`, { threads: 0 }))).toBe('INVALID_OPTIONS');
+    // Without the fix the body stays open, this never settles and the test times out.
+    await held;
+
+    const stream = new PassThrough();
+    stream.write(Buffer.alloc(64));
+    expect(await codeOf(engine.transcribe({ stream }, { threads: 0 }))).toBe('INVALID_OPTIONS');
+    expect(stream.destroyed).toBe(true);
+  }, 20_000);
+
   it('stops fetch, ffmpeg and inference on abort, with ABORTED and no ffmpeg left', async () => {
     const ac = new AbortController();
     const run = engine.transcribe(
@@ -123,16 +142,42 @@ describe('createEngine().transcribe', () => {
     expect(await ffmpegChildren()).toEqual([]);
   });
 
-  it('without VAD hands whisper.cpp the whole file, exactly as a direct addon call', async () => {
+  it('without VAD streams 30 s windows, silence included: the model never holds more than a window', async () => {
     const modelPath = (await resolveModel('synthetic-tiny')).path;
-    const whole = await createEngine({ modelPath, threads: 1, vad: false });
+    const noVad = await createEngine({ modelPath, threads: 1, concurrency: 1, vad: false });
+    // 70 s: jfk.wav looped. A spy on the real model: the windows it is handed are the observable.
+    const seen: number[] = [];
+    const transcribe = noVad.model.transcribe.bind(noVad.model);
+    noVad.model.transcribe = (pcm, opts, run) => {
+      seen.push(pcm.length / 16000);
+      return transcribe(pcm, opts, run);
+    };
     try {
-      const viaEngine = await whole.transcribe(resolve(JFK, 'jfk.flac'));
-      const pcm = await decodeToPcm({ path: resolve(JFK, 'jfk.flac') });
-      const { tokens: _t, ...direct } = await whole.model.transcribe(pcm, { threads: 1 });
-      expect(viaEngine).toEqual(direct);
+      const { stdout } = await execFileP(
+        'ffmpeg',
+        ['-hide_banner', '-loglevel', 'error', '-stream_loop', '6', '-i', resolve(JFK, 'jfk.wav')].concat([
+          '-t',
+          '70',
+          '-ac',
+          '1',
+          '-ar',
+          '16000',
+          '-f',
+          'wav',
+          '-',
+        ]),
+        { encoding: 'buffer', maxBuffer: 8 << 20 },
+      );
+      const t = await noVad.transcribe({ stream: Readable.from([stdout]) });
+      expect(t.duration).toBeCloseTo(70, 1);
+      expect(seen.map((s) => Math.round(s))).toEqual([30, 30, 10]);
+      expect(t.segments.length).toBeGreaterThan(0);
+      for (const s of t.segments) {
+        expect(s.start).toBeGreaterThanOrEqual(0);
+        expect(s.end).toBeLessThanOrEqual(70.01);
+      }
     } finally {
-      await whole.close();
+      await noVad.close();
     }
   });
 });

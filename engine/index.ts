@@ -9,8 +9,8 @@
  */
 import type { Readable } from 'node:stream';
 import { type LoadOptions, WhisperModel } from './asr/index.ts';
-import { type DecodeOptions, decodeStream, decodeToPcm } from './decode/index.ts';
-import { throwIfAborted } from './errors.ts';
+import { type DecodeOptions, decodeStream } from './decode/index.ts';
+import { throwIfAborted, untilAborted } from './errors.ts';
 import { type PipelineOptions, transcribeStream } from './pipeline/index.ts';
 import { SafeFetcher, type SourcePolicy } from './source/index.ts';
 import type { AsrOptions, RunOptions, Transcript } from './types.ts';
@@ -32,7 +32,7 @@ export interface EngineOptions {
   threads?: number;
   /** Windows decoded at once; 'auto' picks from the cores (CPU) or a few states (GPU). */
   concurrency?: number | 'auto';
-  /** Voice activity detection; false hands the whole file to whisper.cpp as-is (its own 30 s seek). */
+  /** Voice activity detection; false decodes every 30 s of audio, silence included, window by window. */
   vad?: PipelineOptions['vad'] | false;
   /**
    * Silero VAD weights in whisper.cpp's ggml form: VAD runs inside whisper.cpp (≈1.5× faster per
@@ -61,21 +61,22 @@ export interface Engine {
 
 const URL_LIKE = /^[a-z][a-z0-9+.-]*:/i;
 
-export async function createEngine(options: EngineOptions): Promise<Engine> {
-  const model = await WhisperModel.load(options.modelPath, options.load);
+/** `run.signal` stops waiting for the model to load (a large model takes seconds to read). */
+export async function createEngine(options: EngineOptions, run: Pick<RunOptions, 'signal'> = {}): Promise<Engine> {
+  const model = await WhisperModel.load(options.modelPath, options.load, run);
   const ownsFetcher = options.fetcher === undefined;
   const fetcher = options.fetcher ?? new SafeFetcher();
   // One VAD session for the engine's lifetime (loaded on first use), shared by every transcription;
-  // each call still gets its own stream state.
+  // each call still gets its own stream state. A caller's abort stops its wait, not the shared load.
   let sharedVad: Promise<SpeechDetector> | undefined;
-  const vadDetector = (): Promise<SpeechDetector> => {
+  const vadDetector = (signal: AbortSignal | undefined): Promise<SpeechDetector> => {
     sharedVad ??= (
       options.vadModelPath === undefined ? SileroVad.load() : Promise.resolve(new WhisperCppVad(options.vadModelPath))
     ).catch((err: unknown) => {
       sharedVad = undefined; // let a later call try again
       throw err;
     });
-    return sharedVad;
+    return untilAborted(sharedVad, signal, 'VAD model load');
   };
 
   async function openMedia(source: MediaSource, run: RunOptions): Promise<Readable | { path: string }> {
@@ -98,33 +99,36 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
   return {
     model,
     async transcribe(source, asr = {}, run = {}) {
-      throwIfAborted(run.signal, 'transcription');
-      const input = await openMedia(source, run);
-      const decode: DecodeOptions = {
-        ffmpegPath: options.ffmpegPath,
-        maxDurationSec: options.maxDurationSec,
-        timeoutMs: options.decodeTimeoutMs,
-        ...run,
-      };
-      const threads = asr.threads ?? options.threads;
-      if (options.vad === false) {
-        // The whole file in one whisper.cpp call, exactly as whisper-cli would see it (its own
-        // 30 s seek, no window cuts): the path the parity tests compare.
-        const pcm = await decodeToPcm(input, decode);
-        const { tokens: _tokens, ...transcript } = await model.transcribe(pcm, { ...asr, threads }, run);
-        return transcript;
+      // The engine owns the source from here: an origin connection it opens, or the caller's stream,
+      // is destroyed on every path (drained already on success; a generator that never started
+      // would run no cleanup of its own).
+      let input: Readable | { path: string } | undefined =
+        typeof source === 'object' && 'stream' in source ? source.stream : undefined;
+      try {
+        throwIfAborted(run.signal, 'transcription');
+        const threads = asr.threads ?? options.threads;
+        // What can fail without the media fails before the origin is dialled.
+        const detector = options.vad === false ? undefined : (options.vad?.detector ?? (await vadDetector(run.signal)));
+        input = await openMedia(source, run);
+        const decode: DecodeOptions = {
+          ffmpegPath: options.ffmpegPath,
+          maxDurationSec: options.maxDurationSec,
+          timeoutMs: options.decodeTimeoutMs,
+          ...run,
+        };
+        // Without VAD the audio still streams, in fixed 30 s windows: memory stays flat at any
+        // duration (one buffer for a 4-hour file was ~2.8 GB). whisper-cli's whole-file seek is
+        // WhisperModel.transcribe on decodeToPcm's buffer (the parity tests and benchmarks do that).
+        const vad = options.vad === false ? false : { ...options.vad, detector };
+        return await transcribeStream(
+          decodeStream(input, decode),
+          model,
+          { ...asr, threads, concurrency: options.concurrency ?? 'auto', vad },
+          run,
+        );
+      } finally {
+        if (input && 'destroy' in input) input.destroy();
       }
-      return transcribeStream(
-        decodeStream(input, decode),
-        model,
-        {
-          ...asr,
-          threads,
-          concurrency: options.concurrency ?? 'auto',
-          vad: { ...options.vad, detector: options.vad?.detector ?? (await vadDetector()) },
-        },
-        run,
-      );
     },
     async close() {
       await model.close();

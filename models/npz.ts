@@ -1,6 +1,7 @@
 /**
  * A minimal reader for NumPy `.npz` archives (a zip of `.npy` files), enough to read Whisper's
- * `mel_filters.npz`: stored or deflated members, little-endian float32 C-order arrays.
+ * `mel_filters.npz`: stored or deflated members, little-endian float32 C-order arrays. The generator
+ * computes the filters (mel-filters.ts); synthetic.test.ts reads the npz to check them bit for bit.
  *
  * Hand-written rather than a dependency: the input is one 4 KB fixture, and a zip central directory plus an
  * .npy header are a few dozen lines with node:zlib.

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createProgressBar, renderProgressLine } from './progress.ts';
 
 function fakeStream(isTTY: boolean) {
@@ -14,14 +14,27 @@ describe('progress bar', () => {
     expect(renderProgressLine('x', { received: 9, total: 3 }, 4)).toBe('x [####] 100%  0.00/0.00 GB');
   });
 
-  it('draws on a TTY (throttled, but always the final frame) and clears the line when done', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('draws on a TTY (a frame per 100 ms, always the final one) and clears the line when done', () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
     const { stream, writes } = fakeStream(true);
     const bar = createProgressBar({ stream, label: 'm', width: 4 });
     bar.update({ received: 1, total: 4 });
-    bar.update({ received: 2, total: 4 }); // within 100 ms of the first: skipped
+    vi.advanceTimersByTime(99);
+    bar.update({ received: 2, total: 4 }); // 99 ms after the last frame: skipped
+    vi.advanceTimersByTime(1);
+    bar.update({ received: 3, total: 4 }); // 100 ms: drawn
     bar.update({ received: 4, total: 4 }); // the final frame is never skipped
     bar.done();
-    expect(writes).toEqual(['\rm [#---]  25%  0.00/0.00 GB\x1b[K', '\rm [####] 100%  0.00/0.00 GB\x1b[K', '\r\x1b[K']);
+    expect(writes).toEqual([
+      '\rm [#---]  25%  0.00/0.00 GB\x1b[K',
+      '\rm [###-]  75%  0.00/0.00 GB\x1b[K',
+      '\rm [####] 100%  0.00/0.00 GB\x1b[K',
+      '\r\x1b[K',
+    ]);
   });
 
   it('writes nothing to a pipe or file', () => {

@@ -11,7 +11,7 @@ import { Agent } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL, findModel, MANIFEST, type RealModelEntry } from './manifest.ts';
 import { DEFAULT_CACHE_DIR, resolveModel } from './resolve.ts';
-import { FIXTURES_DIR } from './test-support.ts';
+import { fixturesReadme } from './test-support.ts';
 
 const run = promisify(execFile);
 
@@ -322,7 +322,7 @@ describe('synthetic and manifest', () => {
   });
 
   it('the manifest carries the published sizes and sums from the fixtures README, and large-v3 as default', async () => {
-    const readme = await readFile(join(FIXTURES_DIR, 'README.md'), 'utf8'); // not listed in manifest.json
+    const readme = await readFile(fixturesReadme(), 'utf8');
     const rows = [...readme.matchAll(/^\| (ggml-[\w.-]+\.bin) \| (\d+) \| ([0-9a-f]{64}) \|$/gm)];
     expect(rows.length).toBe(6);
     for (const [, file, bytes, sum] of rows) {

@@ -4,17 +4,27 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { brotliDecompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineError } from '../engine/errors.ts';
 import { findModel, MANIFEST, type WhisperHparams } from './manifest.ts';
-import { f32ToF16, f32ToF16Bits, planLayout, planSyntheticModel, writeSyntheticModel } from './synthetic.ts';
+import { melFilters } from './mel-filters.ts';
+import { readNpz } from './npz.ts';
+import {
+  DEFAULT_ASSETS_DIR,
+  f32ToF16,
+  f32ToF16Bits,
+  planLayout,
+  planSyntheticModel,
+  REPO_ROOT,
+  writeSyntheticModel,
+} from './synthetic.ts';
 import { fixture, whisperCli } from './test-support.ts';
 
 const run = promisify(execFile);
 let dir: string;
 
 beforeAll(async () => {
-  fixture('whisper/mel_filters.npz'); // fail early and clearly without the shared fixtures
   dir = await mkdtemp(join(tmpdir(), 'synthetic-test-'));
 });
 afterAll(async () => {
@@ -140,6 +150,48 @@ describe('layout', () => {
     // The vocabulary has the same 50257 entries; the reference spells invalid UTF-8 fragments as U+FFFD where
     // the tiktoken ranks keep the raw bytes (the official files' sizes above prove raw bytes are right).
     expect(plan.header.readInt32LE(56 + 80 * 201 * 4)).toBe(50257);
+  });
+});
+
+describe('inputs that ship with the project', () => {
+  it("computes openai/whisper's mel_filters.npz from the formula, bit for bit (80 and 128 bins, -0.0 included)", async () => {
+    const npz = readNpz(await readFile(fixture('whisper/mel_filters.npz')));
+    for (const n of [80, 128]) {
+      const ref = npz.get(`mel_${n}`)!.data;
+      const got = melFilters(n);
+      expect(Buffer.from(got.buffer).equals(Buffer.from(ref.buffer, ref.byteOffset, ref.byteLength))).toBe(true);
+    }
+  });
+
+  it("ships openai/whisper's multilingual.tiktoken, byte for byte", async () => {
+    const shipped = brotliDecompressSync(await readFile(join(DEFAULT_ASSETS_DIR, 'multilingual.tiktoken.br')));
+    expect(shipped.equals(await readFile(fixture('whisper/multilingual.tiktoken')))).toBe(true);
+  });
+
+  it('generates synthetic-tiny in a process that may read nothing outside the checkout', async () => {
+    // Node's permission model: any read of ../shared (or anywhere else) throws ERR_ACCESS_DENIED.
+    const out = await mkdtemp(join(tmpdir(), 'synthetic-sandboxed-'));
+    try {
+      const { stdout } = await run(
+        process.execPath,
+        [
+          '--permission',
+          `--allow-fs-read=${REPO_ROOT}`,
+          `--allow-fs-read=${out}`,
+          `--allow-fs-write=${out}`,
+          '--input-type=module',
+          '-e',
+          `const { writeSyntheticModel } = await import(${JSON.stringify(join(REPO_ROOT, 'models/synthetic.ts'))});
+           const r = await writeSyntheticModel('synthetic-tiny', ${JSON.stringify(join(out, 'tiny.bin'))});
+           process.stdout.write(r.sha256);`,
+        ],
+        { env: { PATH: process.env.PATH } },
+      );
+      const entry = findModel('synthetic-tiny');
+      expect(entry?.kind === 'synthetic' && entry.sha256Seed0).toBe(stdout);
+    } finally {
+      await rm(out, { recursive: true, force: true });
+    }
   });
 });
 
@@ -297,13 +349,13 @@ describe('generation errors', () => {
     expect(await readdir(sub)).toEqual([]);
   });
 
-  it('a missing fixtures folder gives MODEL_NOT_AVAILABLE naming the file; a bad seed INVALID_OPTIONS', async () => {
+  it('a missing vocabulary gives MODEL_NOT_AVAILABLE naming the file; a bad seed INVALID_OPTIONS', async () => {
     const err = await writeSyntheticModel('synthetic-tiny', join(dir, 'x.bin'), {
-      fixturesDir: join(dir, 'nope'),
+      assetsDir: join(dir, 'nope'),
     }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(EngineError);
     expect(err).toMatchObject({ code: 'MODEL_NOT_AVAILABLE' });
-    expect((err as Error).message).toContain(join(dir, 'nope', 'mel_filters.npz'));
+    expect((err as Error).message).toContain(join(dir, 'nope', 'multilingual.tiktoken.br'));
     await expect(writeSyntheticModel('synthetic-tiny', join(dir, 'x.bin'), { seed: -1 })).rejects.toMatchObject({
       code: 'INVALID_OPTIONS',
     });

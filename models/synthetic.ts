@@ -11,31 +11,35 @@
  *   u32 length + bytes · per tensor: n_dims, name length, type (0 f32, 1 f16), ne[0..n_dims), name, data.
  * The same layout reproduces the published byte sizes of ggml-tiny/base/large-v3/large-v3-turbo exactly.
  *
- * Inputs come from ../shared/fixtures/whisper/: `mel_filters.npz` (mel_80, mel_128) and
- * `multilingual.tiktoken` (token bytes by rank; whisper.cpp adds the special tokens itself). They are pinned
- * by sha256 so that the same name + seed gives the same file, byte for byte, on any machine.
+ * Inputs ship with the project, so the first `npx transcribe … --model synthetic-tiny` works in a bare
+ * checkout: the mel filters are computed from their formula (./mel-filters.ts), and the vocabulary is
+ * openai/whisper's `multilingual.tiktoken` (token bytes by rank; whisper.cpp adds the special tokens
+ * itself), brotli-compressed in ./assets (no npm package carries it). The vocabulary is pinned by sha256
+ * so that the same name + seed gives the same file, byte for byte, on any machine.
  */
 
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { brotliDecompress } from 'node:zlib';
 import { abortError, EngineError, throwIfAborted } from '../engine/errors.ts';
 import { findModel, type SyntheticName, type WhisperHparams } from './manifest.ts';
-import { readNpz } from './npz.ts';
+import { melFilters, N_FFT_BINS } from './mel-filters.ts';
 
 export const REPO_ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
-export const DEFAULT_FIXTURES_DIR = resolve(REPO_ROOT, '../shared/fixtures/whisper');
+export const DEFAULT_ASSETS_DIR = resolve(REPO_ROOT, 'models/assets');
 
-/** The generator's inputs, pinned: a changed input would silently change every synthetic model's bytes. */
-export const SYNTHETIC_INPUTS = {
-  'mel_filters.npz': '7450ae70723a5ef9d341e3cee628c7cb0177f36ce42c44b7ed2bf3325f0f6d4c',
-  'multilingual.tiktoken': 'b34b360dbb493e781e479794586d661700670d65564001f23024971d1f2fa126',
-} as const;
+/**
+ * The vocabulary's sha256 (of the uncompressed text, as openai/whisper publishes it): a changed input would
+ * silently change every synthetic model's bytes.
+ */
+export const VOCABULARY_SHA256 = 'b34b360dbb493e781e479794586d661700670d65564001f23024971d1f2fa126';
+const VOCABULARY_FILE = 'multilingual.tiktoken.br';
 
 const GGML_MAGIC = 0x67676d6c;
 const FTYPE_F16 = 1;
-const N_FFT_BINS = 201; // whisper: n_fft 400 → 201 frequency bins
 /** Standard deviation of the random matrices: small enough that activations stay finite through 32 layers. */
 const WEIGHT_STD = 0.02;
 
@@ -176,18 +180,19 @@ export interface SyntheticPlan extends ModelLayout {
  * The ggml layout of a multilingual model with these hparams (header, filters, vocabulary, tensors).
  * Works for any real model's hparams too: that is how the manifest's sizes are checked against the layout.
  */
-export async function planLayout(hparams: WhisperHparams, opts: { fixturesDir?: string } = {}): Promise<ModelLayout> {
-  const { filters, tokens } = await loadInputs(opts.fixturesDir ?? DEFAULT_FIXTURES_DIR, hparams.nMels);
+export async function planLayout(hparams: WhisperHparams, opts: { assetsDir?: string } = {}): Promise<ModelLayout> {
+  const tokens = await loadVocabulary(opts.assetsDir ?? DEFAULT_ASSETS_DIR);
+  const filters = melFilters(hparams.nMels);
   const header = modelHeader(hparams, filters, tokens);
   const tensors = tensorPlan(hparams);
   const totalBytes = tensors.reduce((sum, t) => sum + tensorBytes(t), header.length);
   return { hparams, header, tensors, totalBytes };
 }
 
-/** What the generator would write for `name`, without writing it (cheap: reads ~1 MB of fixtures). */
+/** What the generator would write for `name`, without writing it (cheap: reads the 0.3 MB vocabulary). */
 export async function planSyntheticModel(
   name: SyntheticName,
-  opts: { fixturesDir?: string } = {},
+  opts: { assetsDir?: string } = {},
 ): Promise<SyntheticPlan> {
   const entry = findModel(name);
   if (entry?.kind !== 'synthetic') {
@@ -196,48 +201,34 @@ export async function planSyntheticModel(
   return { name: entry.name, ...(await planLayout(entry.hparams, opts)) };
 }
 
-async function readPinned(dir: string, file: keyof typeof SYNTHETIC_INPUTS): Promise<Buffer> {
-  const path = join(dir, file);
-  let buf: Buffer;
+async function loadVocabulary(dir: string): Promise<Buffer[]> {
+  const path = join(dir, VOCABULARY_FILE);
+  let text: Buffer;
   try {
-    buf = await readFile(path);
+    text = await promisify(brotliDecompress)(await readFile(path));
   } catch (cause) {
+    throw new EngineError('MODEL_NOT_AVAILABLE', `Generating a synthetic model needs ${path}; it could not be read.`, {
+      cause,
+      details: { path },
+    });
+  }
+  const sum = createHash('sha256').update(text).digest('hex');
+  if (sum !== VOCABULARY_SHA256) {
     throw new EngineError(
       'MODEL_NOT_AVAILABLE',
-      `Generating a synthetic model needs ${path} (the shared fixtures folder); it could not be read.`,
-      { cause, details: { path } },
+      `${path} holds a vocabulary with sha256 ${sum}, expected ${VOCABULARY_SHA256}: synthetic models would not be reproducible.`,
+      { details: { path, sha256: sum, expected: VOCABULARY_SHA256 } },
     );
-  }
-  const sum = createHash('sha256').update(buf).digest('hex');
-  if (sum !== SYNTHETIC_INPUTS[file]) {
-    throw new EngineError(
-      'MODEL_NOT_AVAILABLE',
-      `${path} has sha256 ${sum}, expected ${SYNTHETIC_INPUTS[file]}: synthetic models would not be reproducible.`,
-      { details: { path, sha256: sum, expected: SYNTHETIC_INPUTS[file] } },
-    );
-  }
-  return buf;
-}
-
-async function loadInputs(dir: string, nMels: number): Promise<{ filters: Float32Array; tokens: Buffer[] }> {
-  const [npz, tiktoken] = await Promise.all([
-    readPinned(dir, 'mel_filters.npz'),
-    readPinned(dir, 'multilingual.tiktoken'),
-  ]);
-  const mel = readNpz(npz).get(`mel_${nMels}`);
-  if (!mel || mel.shape[0] !== nMels || mel.shape[1] !== N_FFT_BINS) {
-    throw new Error(`mel_filters.npz has no ${nMels}x${N_FFT_BINS} mel_${nMels} array`);
   }
   const tokens: Buffer[] = [];
-  for (const line of tiktoken.toString('latin1').split('\n')) {
+  for (const line of text.toString('latin1').split('\n')) {
     if (line === '') continue;
     const [b64, rank] = line.split(' ');
     // Ranks are 0..n-1 in order in Whisper's file; the ggml vocabulary is indexed by rank.
-    if (Number(rank) !== tokens.length || b64 === undefined)
-      throw new Error('multilingual.tiktoken: ranks out of order');
+    if (Number(rank) !== tokens.length || b64 === undefined) throw new Error(`${path}: ranks out of order`);
     tokens.push(Buffer.from(b64, 'base64'));
   }
-  return { filters: mel.data, tokens };
+  return tokens;
 }
 
 // ---- seeded random values -------------------------------------------------------------------------------
@@ -362,8 +353,8 @@ const CHUNK_ELEMENTS = 1 << 20;
 export interface GenerateOptions {
   seed?: number;
   signal?: AbortSignal;
-  /** Where mel_filters.npz and multilingual.tiktoken live; ../shared/fixtures/whisper by default. */
-  fixturesDir?: string;
+  /** Where the vocabulary (multilingual.tiktoken.br) lives; models/assets by default. */
+  assetsDir?: string;
   /** Called after each chunk is written. */
   onProgress?: (p: { written: number; total: number }) => void;
   /** Tests only: use the hand-written f16 converter even where Float16Array exists. */

@@ -3,4 +3,4 @@
  * whisper-cli built from the same whisper.cpp source as the addon. Not imported by production code.
  */
 export { whisperCliPath as whisperCli } from '../engine/asr/index.ts';
-export { FIXTURES_DIR, fixture } from '../test-support/fixtures.ts';
+export { fixture, fixturesReadme } from '../test-support/fixtures.ts';

@@ -28,6 +28,18 @@ function manifestSums(): Map<string, string> {
   return sums;
 }
 
+/** The fixtures folder's README (documentation: the manifest lists data files only, so it has no sum). */
+export function fixturesReadme(): string {
+  manifestSums(); // the folder is there, with its manifest
+  return join(FIXTURES_DIR, 'README.md');
+}
+
+/** The fixtures the manifest lists under `dir` (e.g. 'speech/ljspeech'), as `rel` paths, sorted. */
+export function fixturesUnder(dir: string): string[] {
+  const prefix = `${dir.replace(/\/$/, '')}/`;
+  return [...manifestSums().keys()].filter((rel) => rel.startsWith(prefix)).sort();
+}
+
 /** Absolute path of a shared fixture (`rel` as in manifest.json, e.g. 'speech/jfk/jfk.wav'). */
 export function fixture(rel: string): string {
   const expected = manifestSums().get(rel);

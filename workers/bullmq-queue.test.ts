@@ -5,9 +5,9 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EngineError } from '../engine/errors.ts';
-import { createBullmqQueue } from './bullmq-queue.ts';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createBullmqQueue, readEvictionPolicy } from './bullmq-queue.ts';
+import { QueueError } from './errors.ts';
 import { assertRedisReachable, createTestBullmqQueue, freshQueueName, REDIS_URL } from './testing/redis.ts';
 import { createStandinProcessor } from './testing/standin.ts';
 
@@ -67,9 +67,9 @@ describe('Redis eviction policy', () => {
 
   it('refuses a Redis that may evict keys, with QUEUE_MISCONFIGURED', async () => {
     const err = await createBullmqQueue({ redisUrl: url, name: freshQueueName() }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(EngineError);
-    expect((err as EngineError).code).toBe('QUEUE_MISCONFIGURED');
-    expect((err as EngineError).message).toMatch(/allkeys-lru.*noeviction/);
+    expect(err).toBeInstanceOf(QueueError);
+    expect((err as QueueError).code).toBe('QUEUE_MISCONFIGURED');
+    expect((err as QueueError).message).toMatch(/allkeys-lru.*noeviction/);
   });
 
   it('only warns when told to', async () => {
@@ -85,16 +85,30 @@ describe('Redis eviction policy', () => {
     expect(warnings[0]).toMatch(/noeviction/);
   });
 
-  it('accepts the shared Redis, which is set to noeviction', async () => {
+  it('accepts the shared Redis, which is set to noeviction, without a warning', async () => {
     await assertRedisReachable();
-    const q = await createBullmqQueue({ redisUrl: REDIS_URL, name: freshQueueName() });
+    const { Redis } = await import('ioredis');
+    const client = new Redis(REDIS_URL);
+    try {
+      expect(await readEvictionPolicy(client)).toBe('noeviction');
+    } finally {
+      client.disconnect();
+    }
+    const warnings: string[] = [];
+    const q = await createBullmqQueue({
+      redisUrl: REDIS_URL,
+      name: freshQueueName(),
+      onWarning: (m) => warnings.push(m),
+    });
+    expect(q.kind).toBe('bullmq');
     await q.close();
+    expect(warnings).toEqual([]);
   });
 
   it('answers QUEUE_MISCONFIGURED when nothing listens at the URL', async () => {
     const port = await freePort();
     const err = await createBullmqQueue({ redisUrl: `redis://127.0.0.1:${port}`, name: 'x' }).catch((e: unknown) => e);
-    expect((err as EngineError).code).toBe('QUEUE_MISCONFIGURED');
+    expect((err as QueueError).code).toBe('QUEUE_MISCONFIGURED');
   });
 });
 
@@ -116,5 +130,48 @@ describe('BullMQ storage', () => {
     const client = new Redis(REDIS_URL);
     expect(await client.keys(`transcribe-test:${name}:*`)).toEqual([]);
     client.disconnect();
+  });
+});
+
+describe('BullMQ connections and waiting', () => {
+  it('work()/close() cycles leave the queue holding no connection of theirs', async () => {
+    await assertRedisReachable();
+    const q = await createTestBullmqQueue(freshQueueName('conns'));
+    try {
+      const before = q.openConnections;
+      for (let i = 0; i < 3; i++) {
+        const worker = await q.work(createStandinProcessor());
+        expect(q.openConnections).toBe(before + 2);
+        await worker.close();
+      }
+      expect(q.openConnections).toBe(before);
+    } finally {
+      await q.obliterate();
+      await q.close();
+    }
+    expect(q.openConnections).toBe(0);
+  });
+
+  it('wait() listens for the job’s events and arms no polling timer', async () => {
+    await assertRedisReachable();
+    const q = await createTestBullmqQueue(freshQueueName('wait'));
+    // Every interval armed while the waits run, with where it was armed from.
+    const armedFrom: string[] = [];
+    const realSetInterval = globalThis.setInterval;
+    const spy = vi.spyOn(globalThis, 'setInterval').mockImplementation(((...args: Parameters<typeof setInterval>) => {
+      armedFrom.push(new Error().stack ?? '');
+      return realSetInterval(...args);
+    }) as typeof setInterval);
+    try {
+      await q.work(createStandinProcessor());
+      await q.enqueue({ id: 'w1', source: 'standin:ok?ms=300&steps=3' });
+      const waits = Array.from({ length: 5 }, () => q.wait('w1'));
+      for (const t of await Promise.all(waits)) expect(t.segments[0]?.text).toBe('stand-in transcript of w1');
+      expect(armedFrom.filter((stack) => stack.includes('bullmq-queue.ts'))).toEqual([]);
+    } finally {
+      spy.mockRestore();
+      await q.obliterate();
+      await q.close();
+    }
   });
 });

@@ -21,6 +21,8 @@ import { Queue, QueueEvents, UnrecoverableError, WaitingError, Worker } from 'bu
 import { Redis } from 'ioredis';
 import { abortError, EngineError } from '../engine/errors.ts';
 import type { Progress, Transcript } from '../engine/types.ts';
+import { QueueError } from './errors.ts';
+import { JobListeners, type Listener, type Outcome, waitForJob } from './job-events.ts';
 import { throttleProgress, validateJobInput } from './job-input.ts';
 import {
   type BackoffOptions,
@@ -36,7 +38,6 @@ import type {
   CancelReason,
   CloseWorkerOptions,
   EnqueueOptions,
-  JobEvent,
   JobFailure,
   JobProcessor,
   JobQueue,
@@ -74,8 +75,6 @@ export interface BullmqQueueOptions {
   keepFinishedCount?: number;
   /** Progress writes to Redis per job at most this often, stage changes aside (default 250 ms). */
   progressIntervalMs?: number;
-  /** A waiter re-reads the job's state this often in case an event was missed (default 2000 ms). */
-  waitPollMs?: number;
   /** What to do when Redis may evict keys: refuse to start (default) or warn. */
   evictionPolicy?: 'refuse' | 'warn';
   onWarning?: (message: string) => void;
@@ -119,7 +118,7 @@ export async function checkNoEviction(
   const message =
     `Redis maxmemory-policy is ${policy ?? 'unknown'}; the job queue needs noeviction ` +
     '(an evicted key is a lost job or lock). Set it with: CONFIG SET maxmemory-policy noeviction.';
-  if (mode === 'refuse') throw new EngineError('QUEUE_MISCONFIGURED', message, { details: { policy } });
+  if (mode === 'refuse') throw new QueueError('QUEUE_MISCONFIGURED', message, { details: { policy } });
   warn(message);
 }
 
@@ -133,16 +132,14 @@ export async function createBullmqQueue(options: BullmqQueueOptions): Promise<Bu
     await checkNoEviction(client, options.evictionPolicy ?? 'refuse', options.onWarning ?? console.warn);
   } catch (err) {
     client.disconnect();
-    if (err instanceof EngineError) throw err;
-    throw new EngineError('QUEUE_MISCONFIGURED', `Cannot use Redis at the configured URL: ${(err as Error).message}`, {
+    if (err instanceof QueueError) throw err;
+    throw new QueueError('QUEUE_MISCONFIGURED', `Cannot use Redis at the configured URL: ${(err as Error).message}`, {
       cause: err,
     });
   }
   client.off('error', quiet);
   return new BullmqQueue(options, client);
 }
-
-type Listener = (event: JobEvent) => void;
 
 export class BullmqQueue implements JobQueue {
   readonly kind = 'bullmq' as const;
@@ -151,8 +148,11 @@ export class BullmqQueue implements JobQueue {
   readonly #attempts: number;
   readonly #client: Redis;
   readonly #queue: Queue;
-  readonly #connections: Redis[] = [];
-  readonly #listeners = new Map<string, Set<Listener>>();
+  /** Connections this queue opened besides its client; each leaves the set when it is closed. */
+  readonly #connections = new Set<Redis>();
+  /** Every pending wait()'s re-read of its job's stored state, run when the event stream reconnects. */
+  readonly #rechecks = new Set<() => void>();
+  readonly #listeners = new JobListeners();
   readonly #workers = new Set<JobWorker>();
   #events: Promise<QueueEvents> | undefined;
   #closed = false;
@@ -173,6 +173,7 @@ export class BullmqQueue implements JobQueue {
   }
 
   async enqueue(raw: TranscriptionJobInput, options: EnqueueOptions = {}): Promise<JobStatus> {
+    if (this.#closed) throw new QueueError('QUEUE_CLOSED', 'The queue is closed.');
     const input = validateJobInput(raw);
     const tomb = await this.#tombstone(input.id);
     if (options.retryFailed) {
@@ -234,54 +235,47 @@ export class BullmqQueue implements JobQueue {
       await job.remove().catch(() => undefined);
     }
     await this.#client.publish(this.#cancelChannel(), id);
-    this.#dispatch({ type: 'cancelled', id });
+    this.#listeners.emit({ type: 'cancelled', id });
     return true;
   }
 
+  async remove(id: string): Promise<boolean> {
+    const { job, state } = await this.#read(id);
+    const tomb = await this.#tombstone(id);
+    if (tomb) await this.#client.del(this.#cancelKey(id));
+    if (!job) return tomb !== undefined;
+    if (state !== 'completed' && state !== 'failed') return false;
+    // A worker's lock makes remove() throw: then it is not finished after all.
+    return job.remove().then(
+      () => true,
+      () => false,
+    );
+  }
+
   async wait(id: string, options: WaitOptions = {}): Promise<Transcript> {
-    const { signal, onProgress } = options;
-    if (signal?.aborted) throw abortError(signal, 'wait for the job');
+    if (options.signal?.aborted) throw abortError(options.signal, 'wait for the job');
     await this.#ensureEvents();
-    return new Promise<Transcript>((resolve, reject) => {
-      let done = false;
-      let poll: NodeJS.Timeout | undefined;
-      const finish = (fn: () => void) => {
-        if (done) return;
-        done = true;
-        clearInterval(poll);
-        unlisten();
-        signal?.removeEventListener('abort', onAbort);
-        fn();
-      };
-      const onAbort = () => finish(() => reject(abortError(signal, 'wait for the job')));
-      // Any terminal-looking event is checked against the stored state, which is the truth.
-      const settle = () => {
-        this.#settledOutcome(id).then(
-          (outcome) => {
-            if (outcome) finish(() => (outcome.ok ? resolve(outcome.value) : reject(outcome.error)));
-          },
-          (err) => finish(() => reject(err)),
-        );
-      };
-      const unlisten = this.#listen(id, (event) => {
-        if (event.type === 'progress') onProgress?.(event.progress);
-        else settle();
-      });
-      signal?.addEventListener('abort', onAbort, { once: true });
-      // Listening first, then reading the state: a job that finished in between is not missed. The
-      // event stream can still drop an event (its reader starting at "now" just after a finish, a
-      // reconnect), so the state is also re-read now and then: a waiter never hangs on a lost event.
-      settle();
-      poll = setInterval(settle, this.#options.waitPollMs ?? 2000);
-    });
+    // The stream reader resumes from its last id, so the only gap is a dropped connection: every
+    // waiter re-reads its job when it comes back (#ensureEvents).
+    return waitForJob(
+      this.#listeners,
+      id,
+      () => this.#settledOutcome(id),
+      options,
+      (recheck) => {
+        this.#rechecks.add(recheck);
+        return () => this.#rechecks.delete(recheck);
+      },
+    );
   }
 
   async subscribe(id: string, listener: Listener): Promise<() => void> {
     await this.#ensureEvents();
-    return this.#listen(id, listener);
+    return this.#listeners.add(id, listener);
   }
 
   async work(processor: JobProcessor, options: WorkOptions = {}): Promise<JobWorker> {
+    if (this.#closed) throw new QueueError('QUEUE_CLOSED', 'The queue is closed.');
     const connection = this.#connection();
     const subscriber = this.#connection();
     const interval = this.#options.progressIntervalMs ?? 250;
@@ -332,8 +326,8 @@ export class BullmqQueue implements JobQueue {
             await running;
           } finally {
             clearTimeout(timer);
-            await subscriber.quit().catch(() => subscriber.disconnect());
-            await connection.quit().catch(() => connection.disconnect());
+            await this.#release(subscriber);
+            await this.#release(connection);
             this.#workers.delete(handle);
           }
         })();
@@ -350,7 +344,7 @@ export class BullmqQueue implements JobQueue {
     await Promise.all([...this.#workers].map((w) => w.close()));
     if (this.#events) await (await this.#events).close();
     await this.#queue.close();
-    for (const c of this.#connections) await c.quit().catch(() => c.disconnect());
+    for (const c of [...this.#connections]) await this.#release(c);
     await this.#client.quit().catch(() => this.#client.disconnect());
   }
 
@@ -403,13 +397,11 @@ export class BullmqQueue implements JobQueue {
     }
   }
 
-  async #settledOutcome(
-    id: string,
-  ): Promise<{ ok: true; value: Transcript } | { ok: false; error: EngineError } | undefined> {
+  async #settledOutcome(id: string): Promise<Outcome | undefined> {
     const { job, state } = await this.#read(id);
     if (!job) {
       if (await this.#tombstone(id)) return { ok: false, error: cancelledError(id) };
-      return { ok: false, error: new EngineError('JOB_NOT_FOUND', `No job ${id}.`) };
+      return { ok: false, error: new QueueError('JOB_NOT_FOUND', `No job ${id}.`) };
     }
     const status = await this.#statusOf(job, state);
     switch (status?.state) {
@@ -503,53 +495,51 @@ export class BullmqQueue implements JobQueue {
   #connection(): Redis {
     const c = new Redis(this.#options.redisUrl, { maxRetriesPerRequest: null });
     c.on('error', (err) => this.#warn(`redis: ${err.message}`));
-    this.#connections.push(c);
+    this.#connections.add(c);
     return c;
+  }
+
+  async #release(c: Redis): Promise<void> {
+    this.#connections.delete(c);
+    await c.quit().catch(() => c.disconnect());
+  }
+
+  /** Connections open besides the client: two per running worker and one for the event stream. */
+  get openConnections(): number {
+    return this.#connections.size;
   }
 
   #ensureEvents(): Promise<QueueEvents> {
     this.#events ??= (async () => {
-      const events = new QueueEvents(this.#options.name, { connection: this.#connection(), prefix: this.#prefix });
+      // Read from the stream's current end, named: with '$' (the default) the reader would miss what is
+      // added before its first XREAD is issued, which can be after waitUntilReady resolves.
+      const last = await this.#client.xrevrange(this.#queue.keys.events!, '+', '-', 'COUNT', 1);
+      const lastEventId = last[0]?.[0] ?? '0-0';
+      const connection = this.#connection();
+      const events = new QueueEvents(this.#options.name, { connection, prefix: this.#prefix, lastEventId });
+      // Back after a drop: events sent meanwhile may be lost, so every waiter re-reads its job once.
+      let connected = false;
+      connection.on('ready', () => {
+        if (connected) for (const recheck of [...this.#rechecks]) recheck();
+        connected = true;
+      });
       events.on('error', (err) => this.#warn(`events: ${err.message}`));
       events.on('progress', ({ jobId, data }) => {
         const progress = data as unknown as Progress;
         if (progress && typeof progress === 'object' && 'stage' in progress) {
-          this.#dispatch({ type: 'progress', id: fromBullId(jobId), progress });
+          this.#listeners.emit({ type: 'progress', id: fromBullId(jobId), progress });
         }
       });
-      events.on('completed', ({ jobId }) => this.#dispatch({ type: 'completed', id: fromBullId(jobId) }));
+      events.on('completed', ({ jobId }) => this.#listeners.emit({ type: 'completed', id: fromBullId(jobId) }));
       events.on('failed', ({ jobId, failedReason }) => {
         const id = fromBullId(jobId);
         const error = decodeFailure(failedReason);
-        this.#dispatch(error.code === 'ABORTED' ? { type: 'cancelled', id } : { type: 'failed', id, error });
+        this.#listeners.emit(error.code === 'ABORTED' ? { type: 'cancelled', id } : { type: 'failed', id, error });
       });
       await events.waitUntilReady();
       return events;
     })();
     return this.#events;
-  }
-
-  #listen(id: string, listener: Listener): () => void {
-    let set = this.#listeners.get(id);
-    if (!set) {
-      set = new Set();
-      this.#listeners.set(id, set);
-    }
-    set.add(listener);
-    return () => {
-      set.delete(listener);
-      if (set.size === 0 && this.#listeners.get(id) === set) this.#listeners.delete(id);
-    };
-  }
-
-  #dispatch(event: JobEvent): void {
-    for (const listener of [...(this.#listeners.get(event.id) ?? [])]) {
-      try {
-        listener(event);
-      } catch {
-        // One listener's bug must not starve the others.
-      }
-    }
   }
 
   #warn(message: string): void {

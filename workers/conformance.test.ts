@@ -141,6 +141,48 @@ describe.each(backends)('queue conformance: $name', (backend) => {
     expect((await q.status('down'))?.error?.details).toEqual({ status: 503 });
   });
 
+  it('fails a job that hit a bug as INTERNAL_ERROR, retried once, never as a transient ASR failure', async () => {
+    const q = await backend.make({ attempts: 4 });
+    const calls = newCalls();
+    await q.work(createStandinProcessor(calls));
+    await q.enqueue({ id: 'bug', source: 'standin:bug' });
+    expect(await codeOf(q.wait('bug'))).toBe('INTERNAL_ERROR');
+    expect(calls.started.filter((c) => c.id === 'bug')).toHaveLength(2);
+    expect((await q.status('bug'))?.error?.message).toMatch(/reading 'start'/);
+  });
+
+  it('remove() drops a finished job and its result at once, and leaves a running one alone', async () => {
+    const q = await backend.make();
+    await q.work(createStandinProcessor());
+    await q.enqueue({ id: 'done', source: 'standin:ok' });
+    await q.wait('done');
+    await q.enqueue({ id: 'bad', source: 'standin:fail?code=EMPTY_MEDIA' });
+    expect(await codeOf(q.wait('bad'))).toBe('EMPTY_MEDIA');
+    await q.enqueue({ id: 'long', source: 'standin:ok?ms=20000&steps=200' });
+    await until(async () => (await q.status('long'))?.state === 'active');
+    expect(await q.remove('done')).toBe(true);
+    expect(await q.status('done')).toBeUndefined();
+    expect(await q.result('done')).toBeUndefined();
+    expect(await q.remove('bad')).toBe(true);
+    expect(await q.status('bad')).toBeUndefined();
+    expect(await q.remove('long')).toBe(false);
+    expect((await q.status('long'))?.state).toBe('active');
+    expect(await q.remove('never-enqueued')).toBe(false);
+    await q.cancel('long');
+    await until(async () => (await q.status('long'))?.state === 'cancelled');
+    expect(await q.remove('long')).toBe(true);
+    expect(await q.status('long')).toBeUndefined();
+  });
+
+  it('refuses work after close with QUEUE_CLOSED', async () => {
+    const q = await backend.make();
+    opened.splice(opened.indexOf(q), 1); // closed here rather than by afterEach
+    if (q.kind === 'bullmq') await (q as BullmqQueue).obliterate();
+    await q.close();
+    expect(await codeOf(q.enqueue({ id: 'late', source: 'standin:ok' }))).toBe('QUEUE_CLOSED');
+    expect(await codeOf(q.work(createStandinProcessor()))).toBe('QUEUE_CLOSED');
+  });
+
   it('runs a failed or cancelled job again from scratch only when asked (retryFailed)', async () => {
     const q = await backend.make();
     const calls = newCalls();

@@ -107,4 +107,47 @@ describe('engine runtime', () => {
     expect(r.calls.map((c) => c.source)).toEqual(['https://media.example/c.mp3']);
     await runtime.close();
   });
+
+  it('a job cancelled while its model loads stops waiting at once; the load goes on for the next job, and close() stops it', async () => {
+    const r = recordingFactories();
+    const resolveSignals: AbortSignal[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((res) => {
+      release = res;
+    });
+    const resolveModel = r.factories.resolveModel;
+    r.factories.resolveModel = async (name, options) => {
+      if (name === 'base') {
+        resolveSignals.push(options!.signal!);
+        await held; // a download in progress
+      }
+      return resolveModel(name, options);
+    };
+    const runtime = await createEngineRuntime({ model: 'tiny', models: ['base', 'small'] }, r.factories);
+    const job = { id: 'b1', source: '/a.wav', options: { model: 'base' } };
+    const ac = new AbortController();
+    const cancelled = runtime.processor(job, { ...ctx(), signal: ac.signal });
+    const patient = runtime.processor({ ...job, id: 'b2' }, ctx());
+    ac.abort('cancelled');
+    await expect(cancelled).rejects.toMatchObject({ code: 'ABORTED' });
+    expect(resolveSignals).toHaveLength(1);
+    expect(resolveSignals[0]!.aborted).toBe(false); // one job leaving does not cancel the shared load
+    release();
+    await patient;
+    expect(r.calls.map((c) => c.model)).toEqual(['/models/base.bin']);
+
+    // A load still running when the worker closes is told to stop.
+    let smallSignal: AbortSignal | undefined;
+    r.factories.resolveModel = async (name, options) => {
+      smallSignal = options!.signal;
+      await new Promise<void>((_res, rej) =>
+        options!.signal!.addEventListener('abort', () => rej(new Error('stopped'))),
+      );
+      return resolveModel(name, options);
+    };
+    const late = runtime.processor({ ...job, id: 's1', options: { model: 'small' } }, ctx());
+    await runtime.close();
+    expect(smallSignal?.aborted).toBe(true);
+    await expect(late).rejects.toThrow();
+  });
 });

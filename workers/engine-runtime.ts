@@ -28,8 +28,11 @@ export interface EngineLike {
 }
 
 export interface EngineFactories {
-  createEngine(options: EngineCreateOptions): Promise<EngineLike>;
-  resolveModel(nameOrPath: string, options?: { cacheDir?: string }): Promise<{ name: string; path: string }>;
+  createEngine(options: EngineCreateOptions, run?: { signal?: AbortSignal }): Promise<EngineLike>;
+  resolveModel(
+    nameOrPath: string,
+    options?: { cacheDir?: string; signal?: AbortSignal },
+  ): Promise<{ name: string; path: string }>;
 }
 
 export interface RuntimeConfig {
@@ -50,10 +53,10 @@ export interface RuntimeConfig {
 }
 
 export async function createEngineRuntime(config: RuntimeConfig, factories: EngineFactories): Promise<WorkerRuntime> {
-  const load = async (name: string): Promise<EngineLike> => {
+  const load = async (name: string, signal: AbortSignal): Promise<EngineLike> => {
     const resolved = await factories.resolveModel(
       name,
-      config.modelCacheDir === undefined ? {} : { cacheDir: config.modelCacheDir },
+      config.modelCacheDir === undefined ? { signal } : { cacheDir: config.modelCacheDir, signal },
     );
     const options: EngineCreateOptions = { modelPath: resolved.path };
     const loadOptions: NonNullable<EngineCreateOptions['load']> = {};
@@ -64,14 +67,14 @@ export async function createEngineRuntime(config: RuntimeConfig, factories: Engi
     if (config.ffmpegPath !== undefined) options.ffmpegPath = config.ffmpegPath;
     if (config.maxDurationSec !== undefined) options.maxDurationSec = config.maxDurationSec;
     if (config.sourceHosts) options.sourcePolicy = { mode: 'allowlist', hostSuffixes: config.sourceHosts };
-    return factories.createEngine(options);
+    return factories.createEngine(options, { signal });
   };
   const pool = new EnginePool(load, config.model, config.models ?? [config.model]);
   await pool.get(undefined);
   // For jobs that bring their own source policy or byte cap (the engine's fetcher has the worker's).
   const fetcher = new SafeFetcher(config.sourcePorts ? { allowedPorts: config.sourcePorts } : {});
   return {
-    processor: createEngineProcessor({ engineFor: (model) => pool.get(model), fetcher }),
+    processor: createEngineProcessor({ engineFor: (model, signal) => pool.get(model, signal), fetcher }),
     close: async () => {
       await pool.close();
       await fetcher.close();

@@ -12,8 +12,9 @@ import type { JobQueue } from './types.ts';
 
 export { BullmqQueue, type BullmqQueueOptions, checkNoEviction, createBullmqQueue } from './bullmq-queue.ts';
 export { createEngineRuntime, type EngineFactories, type RuntimeConfig } from './engine-runtime.ts';
+export * from './errors.ts';
 export { MemoryQueue, type MemoryQueueOptions } from './memory-queue.ts';
-export { createEngineProcessor, type EngineProcessorOptions } from './processor.ts';
+export { createEngineProcessor, EnginePool, type EngineProcessorOptions } from './processor.ts';
 export * from './retry.ts';
 export { runJob } from './run-job.ts';
 export { createQueueTranscriber, type QueueTranscribeRequest, type QueueTranscriber } from './transcriber.ts';

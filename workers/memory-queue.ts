@@ -6,6 +6,8 @@
  */
 import { abortError, EngineError } from '../engine/errors.ts';
 import type { Progress, Transcript } from '../engine/types.ts';
+import { QueueError } from './errors.ts';
+import { JobListeners, type Listener, type Outcome, waitForJob } from './job-events.ts';
 import { validateJobInput } from './job-input.ts';
 import {
   type BackoffOptions,
@@ -19,7 +21,6 @@ import type {
   CancelReason,
   CloseWorkerOptions,
   EnqueueOptions,
-  JobEvent,
   JobFailure,
   JobProcessor,
   JobQueue,
@@ -35,7 +36,11 @@ export interface MemoryQueueOptions {
   /** Attempts per job, the first included (default 4); see retry.ts for which failures retry. */
   attempts?: number;
   backoff?: BackoffOptions;
-  /** Finished job records (with their transcripts) kept for status/result; the oldest go first. */
+  /**
+   * Finished job records (with their transcripts) kept for status/result; the oldest go first
+   * (default 1000: a 4-hour transcript with word timings is megabytes). Callers that have taken
+   * their result `remove` the job at once (the API does).
+   */
   maxFinishedJobs?: number;
 }
 
@@ -66,24 +71,24 @@ export class MemoryQueue implements JobQueue {
   readonly #maxFinished: number;
   readonly #jobs = new Map<string, JobRecord>();
   readonly #pending: string[] = [];
-  readonly #finishedOrder: string[] = [];
-  readonly #listeners = new Map<string, Set<(e: JobEvent) => void>>();
+  /** Finished ids, oldest first (a Set: insertion-ordered, O(1) removal). */
+  readonly #finishedOrder = new Set<string>();
+  readonly #listeners = new JobListeners();
   readonly #consumers = new Set<Consumer>();
   #closed = false;
 
   constructor(options: MemoryQueueOptions = {}) {
     this.#attempts = Math.max(1, options.attempts ?? DEFAULT_ATTEMPTS);
     this.#backoff = options.backoff ?? {};
-    this.#maxFinished = Math.max(1, options.maxFinishedJobs ?? 10_000);
+    this.#maxFinished = Math.max(1, options.maxFinishedJobs ?? 1000);
   }
 
   async enqueue(raw: TranscriptionJobInput, options: EnqueueOptions = {}): Promise<JobStatus> {
-    if (this.#closed) throw new EngineError('QUEUE_MISCONFIGURED', 'The queue is closed.');
+    if (this.#closed) throw new QueueError('QUEUE_CLOSED', 'The queue is closed.');
     const input = validateJobInput(raw);
     const existing = this.#jobs.get(input.id);
     if (existing && options.retryFailed && (existing.state === 'failed' || existing.state === 'cancelled')) {
-      const at = this.#finishedOrder.indexOf(input.id);
-      if (at >= 0) this.#finishedOrder.splice(at, 1);
+      this.#finishedOrder.delete(input.id);
       existing.state = 'queued';
       existing.attempts = 0;
       existing.error = undefined;
@@ -121,55 +126,26 @@ export class MemoryQueue implements JobQueue {
     return true;
   }
 
-  async wait(id: string, options: WaitOptions = {}): Promise<Transcript> {
-    const { signal, onProgress } = options;
-    if (signal?.aborted) throw abortError(signal, 'wait for the job');
-    const record = this.#jobs.get(id);
-    if (!record) throw new EngineError('JOB_NOT_FOUND', `No job ${id}.`);
-    const settled = this.#settled(record);
-    if (settled) return settled();
-    return new Promise<Transcript>((resolve, reject) => {
-      const listeners = this.#listenersOf(id);
-      const onAbort = () => {
-        cleanup();
-        reject(abortError(signal, 'wait for the job'));
-      };
-      const listener = (event: JobEvent) => {
-        if (event.type === 'progress') {
-          onProgress?.(event.progress);
-          return;
-        }
-        cleanup();
-        const done = this.#settled(record);
-        if (done) {
-          try {
-            resolve(done());
-          } catch (err) {
-            reject(err);
-          }
-        }
-      };
-      const cleanup = () => {
-        listeners.delete(listener);
-        if (listeners.size === 0) this.#listeners.delete(id);
-        signal?.removeEventListener('abort', onAbort);
-      };
-      listeners.add(listener);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+  async remove(id: string): Promise<boolean> {
+    if (!this.#finishedOrder.has(id)) return false;
+    this.#finishedOrder.delete(id);
+    this.#jobs.delete(id);
+    return true;
   }
 
-  async subscribe(id: string, listener: (event: JobEvent) => void): Promise<() => void> {
-    const listeners = this.#listenersOf(id);
-    listeners.add(listener);
-    return () => {
-      listeners.delete(listener);
-      if (listeners.size === 0) this.#listeners.delete(id);
-    };
+  async wait(id: string, options: WaitOptions = {}): Promise<Transcript> {
+    if (options.signal?.aborted) throw abortError(options.signal, 'wait for the job');
+    const record = this.#jobs.get(id);
+    if (!record) throw new QueueError('JOB_NOT_FOUND', `No job ${id}.`);
+    return waitForJob(this.#listeners, id, () => this.#outcome(record), options);
+  }
+
+  async subscribe(id: string, listener: Listener): Promise<() => void> {
+    return this.#listeners.add(id, listener);
   }
 
   async work(processor: JobProcessor, options: WorkOptions = {}): Promise<JobWorker> {
-    if (this.#closed) throw new EngineError('QUEUE_MISCONFIGURED', 'The queue is closed.');
+    if (this.#closed) throw new QueueError('QUEUE_CLOSED', 'The queue is closed.');
     const consumer: Consumer = {
       processor,
       concurrency: Math.max(1, Math.floor(options.concurrency ?? 1)),
@@ -259,7 +235,7 @@ export class MemoryQueue implements JobQueue {
         onProgress: (progress) => {
           if (record.state !== 'active' || controller.signal.aborted) return;
           record.progress = progress;
-          this.#emit({ type: 'progress', id, progress });
+          this.#listeners.emit({ type: 'progress', id, progress });
         },
       });
       if (record.state !== 'active') return; // cancelled while it ran
@@ -308,46 +284,27 @@ export class MemoryQueue implements JobQueue {
     record.finishedAt = Date.now();
     record.controller = undefined;
     const id = record.input.id;
-    this.#finishedOrder.push(id);
-    while (this.#finishedOrder.length > this.#maxFinished) this.#jobs.delete(this.#finishedOrder.shift()!);
-    if (state === 'completed') this.#emit({ type: 'completed', id });
-    else if (state === 'cancelled') this.#emit({ type: 'cancelled', id });
-    else this.#emit({ type: 'failed', id, error: record.error! });
+    this.#finishedOrder.add(id);
+    for (const old of this.#finishedOrder) {
+      if (this.#finishedOrder.size <= this.#maxFinished) break;
+      this.#finishedOrder.delete(old);
+      this.#jobs.delete(old);
+    }
+    if (state === 'completed') this.#listeners.emit({ type: 'completed', id });
+    else if (state === 'cancelled') this.#listeners.emit({ type: 'cancelled', id });
+    else this.#listeners.emit({ type: 'failed', id, error: record.error! });
   }
 
-  #settled(record: JobRecord): (() => Transcript) | undefined {
+  #outcome(record: JobRecord): Outcome | undefined {
     switch (record.state) {
       case 'completed':
-        return () => record.result!;
+        return { ok: true, value: record.result! };
       case 'failed':
-        return () => {
-          throw failureToError(record.error!);
-        };
+        return { ok: false, error: failureToError(record.error!) };
       case 'cancelled':
-        return () => {
-          throw new EngineError('ABORTED', `Job ${record.input.id} was cancelled.`);
-        };
+        return { ok: false, error: new EngineError('ABORTED', `Job ${record.input.id} was cancelled.`) };
       default:
         return undefined;
-    }
-  }
-
-  #listenersOf(id: string): Set<(e: JobEvent) => void> {
-    let set = this.#listeners.get(id);
-    if (!set) {
-      set = new Set();
-      this.#listeners.set(id, set);
-    }
-    return set;
-  }
-
-  #emit(event: JobEvent): void {
-    for (const listener of [...(this.#listeners.get(event.id) ?? [])]) {
-      try {
-        listener(event);
-      } catch {
-        // A listener's bug must not stop the queue or the other listeners.
-      }
     }
   }
 

@@ -5,7 +5,7 @@
  * are made and kept (see ./worker.ts).
  */
 import type { Readable } from 'node:stream';
-import { EngineError } from '../engine/errors.ts';
+import { EngineError, untilAborted } from '../engine/errors.ts';
 import { SOURCE_DEFAULTS, type SourceOptions } from '../engine/source/index.ts';
 import type { AsrOptions, RunOptions, Transcript } from '../engine/types.ts';
 import type { JobProcessor } from './types.ts';
@@ -21,8 +21,11 @@ export interface FetcherLike {
 }
 
 export interface EngineProcessorOptions {
-  /** The engine for a job's model; `undefined` means the worker's default model. */
-  engineFor: (model: string | undefined) => Promise<TranscribingEngine>;
+  /**
+   * The engine for a job's model; `undefined` means the worker's default model. The signal is the
+   * job's: a cancelled job stops waiting for a model that is still downloading or loading.
+   */
+  engineFor: (model: string | undefined, signal: AbortSignal) => Promise<TranscribingEngine>;
   /** Fetches URL sources of jobs that carry their own source policy or byte cap. */
   fetcher?: FetcherLike;
   /** CPU threads per job, passed to whisper.cpp. */
@@ -34,7 +37,7 @@ const URL_LIKE = /^[a-z][a-z0-9+.-]*:/i;
 export function createEngineProcessor(options: EngineProcessorOptions): JobProcessor {
   return async (job, { signal, onProgress }) => {
     const o = job.options ?? {};
-    const engine = await options.engineFor(o.model);
+    const engine = await options.engineFor(o.model, signal);
     const asr: AsrOptions = {};
     if (o.language !== undefined && o.language !== 'auto') asr.language = o.language;
     if (o.wordTimestamps !== undefined) asr.wordTimestamps = o.wordTimestamps;
@@ -75,18 +78,29 @@ export function createEngineProcessor(options: EngineProcessorOptions): JobProce
  * device, so only names on `allowed` may be asked for (a job cannot make a GPU host load anything).
  */
 export class EnginePool<E extends TranscribingEngine & { close(): Promise<void> }> {
-  readonly #load: (model: string) => Promise<E>;
+  readonly #load: (model: string, signal: AbortSignal) => Promise<E>;
   readonly #defaultModel: string;
   readonly #allowed: ReadonlySet<string>;
   readonly #engines = new Map<string, Promise<E>>();
+  /** Stops loads still running when the pool closes (a download, a model being read). */
+  readonly #closing = new AbortController();
 
-  constructor(load: (model: string) => Promise<E>, defaultModel: string, allowed: Iterable<string> = [defaultModel]) {
+  constructor(
+    load: (model: string, signal: AbortSignal) => Promise<E>,
+    defaultModel: string,
+    allowed: Iterable<string> = [defaultModel],
+  ) {
     this.#load = load;
     this.#defaultModel = defaultModel;
     this.#allowed = new Set([defaultModel, ...allowed]);
   }
 
-  get(model: string | undefined): Promise<E> {
+  /**
+   * A load is shared by every job that wants the model; `signal` ends one job's wait without
+   * cancelling the load the others (and later jobs) wait for.
+   */
+  get(model: string | undefined, signal?: AbortSignal): Promise<E> {
+    if (this.#closing.signal.aborted) return Promise.reject(new EngineError('MODEL_CLOSED', 'The worker is closing.'));
     const name = model ?? this.#defaultModel;
     if (!this.#allowed.has(name)) {
       return Promise.reject(
@@ -97,15 +111,16 @@ export class EnginePool<E extends TranscribingEngine & { close(): Promise<void> 
     }
     let engine = this.#engines.get(name);
     if (!engine) {
-      engine = this.#load(name);
+      engine = this.#load(name, this.#closing.signal);
       this.#engines.set(name, engine);
       // A failed load is not cached: the next job tries again (e.g. after a download finished).
       engine.catch(() => this.#engines.delete(name));
     }
-    return engine;
+    return untilAborted(engine, signal, `load of model ${name}`);
   }
 
   async close(): Promise<void> {
+    this.#closing.abort();
     const engines = [...this.#engines.values()];
     this.#engines.clear();
     await Promise.all(engines.map(async (e) => (await e.catch(() => undefined))?.close()));

@@ -4,7 +4,7 @@
  * (exponential with full jitter, so a burst of failures from one upstream outage does not come back
  * as a synchronised burst), and the conversion between thrown errors and stored `JobFailure`s.
  */
-import { EngineError, type EngineErrorCode, ERROR_CODES, isEngineError } from '../engine/errors.ts';
+import { asEngineError, EngineError, type EngineErrorCode, ERROR_CODES, isEngineError } from '../engine/errors.ts';
 import type { JobFailure } from './types.ts';
 
 /**
@@ -46,8 +46,7 @@ export const RETRY_CLASS: Readonly<Record<EngineErrorCode, RetryClass>> = Object
   ASR_FAILED: 'transient-once',
   ADDON_NOT_BUILT: 'transient-once',
   VAD_FAILED: 'transient-once',
-  JOB_NOT_FOUND: 'permanent',
-  QUEUE_MISCONFIGURED: 'permanent',
+  // A bug, or a failure nothing classified: one more try may land on a healthy worker.
   INTERNAL_ERROR: 'transient-once',
   // A cancelled job is finished on purpose.
   ABORTED: 'permanent',
@@ -105,8 +104,8 @@ export function toFailure(err: unknown): JobFailure {
       ? { code: err.code, message: err.message, details: err.details }
       : { code: err.code, message: err.message };
   }
-  const message = err instanceof Error ? err.message : String(err);
-  return { code: 'INTERNAL_ERROR', message: message || 'Unknown failure.' };
+  const e = asEngineError(err);
+  return { code: e.code, message: e.message };
 }
 
 /** The error a waiter sees for a failed job; the code survives the trip through Redis. */

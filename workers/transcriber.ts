@@ -48,11 +48,14 @@ export function createQueueTranscriber(queue: JobQueue, options: QueueTranscribe
       if (request.fetchTimeoutMs !== undefined) jobOptions.fetchTimeoutMs = request.fetchTimeoutMs;
       if (options.model !== undefined) jobOptions.model = options.model;
       // A request is its own job: two identical requests are two jobs, as two calls to the engine would be.
+      const id = `api-${randomUUID()}`;
+      // Nobody else knows the id: once the caller has the outcome, the stored job is only memory held.
+      const forget = () => queue.remove(id).catch(() => false);
       return runJob(
         queue,
-        { id: `api-${randomUUID()}`, source: request.sourcePath ?? request.sourceUrl, options: jobOptions },
+        { id, source: request.sourcePath ?? request.sourceUrl, options: jobOptions },
         { signal },
-      );
+      ).finally(forget);
     },
     async close() {
       if (options.ownsQueue !== false) await queue.close();

@@ -142,8 +142,14 @@ export interface JobQueue {
    */
   cancel(id: string): Promise<boolean>;
   /**
+   * Drops a finished (completed, failed or cancelled) job's record and stored result at once, rather than
+   * when its retention runs out: for a caller that has taken the result. Resolves false when the job is
+   * unknown or not finished.
+   */
+  remove(id: string): Promise<boolean>;
+  /**
    * Resolves with the transcript when the job completes; rejects with an EngineError carrying the
-   * job's failure code when it fails, ABORTED when it is cancelled, JOB_NOT_FOUND for an unknown id.
+   * job's failure code when it fails, ABORTED when it is cancelled; a QueueError JOB_NOT_FOUND for an unknown id.
    */
   wait(id: string, options?: WaitOptions): Promise<Transcript>;
   /** Live events for one job; resolves once listening, with the function that stops it. */

@@ -9,6 +9,7 @@
  */
 import { EngineError } from '../engine/errors.ts';
 import { createBullmqQueue } from './bullmq-queue.ts';
+import { failureCode } from './errors.ts';
 import type { JobProcessor, JobQueue, JobWorker } from './types.ts';
 
 export interface WorkerConfig {
@@ -171,7 +172,7 @@ export async function startWorker(
       });
       return transcript;
     } catch (err) {
-      const code = err instanceof EngineError ? err.code : 'INTERNAL_ERROR';
+      const code = failureCode(err);
       log('job-failed', { id: job.id, attempt: ctx.attempt, ms: Date.now() - started, code, message: String(err) });
       throw err;
     }
@@ -205,7 +206,7 @@ export async function runWorkerProcess(
     const config = parseWorkerEnv(process.env, defaults);
     running = await startWorker(config, makeRuntime);
   } catch (err) {
-    const code = err instanceof EngineError ? err.code : 'INTERNAL_ERROR';
+    const code = failureCode(err);
     jsonLog('fatal', { code, message: err instanceof Error ? err.message : String(err) });
     process.exitCode = 1;
     return;

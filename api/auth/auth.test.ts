@@ -354,7 +354,7 @@ describe('hardening of the account routes', () => {
     try {
       const res = await signUp(new Client(t.app), { email: e, password: PASSWORD, name: 'fine' });
       expect(res.statusCode).toBe(500);
-      expect(res.json()).toEqual({ statusCode: 500, code: 'INTERNAL', message: 'Internal server error.' });
+      expect(res.json()).toEqual({ statusCode: 500, code: 'INTERNAL_ERROR', message: 'Internal server error.' });
     } finally {
       spy.mockRestore();
     }

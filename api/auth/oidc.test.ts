@@ -112,7 +112,9 @@ describe('Google sign-in (OIDC) against a local provider', () => {
     const done = await c.request({ url: back.pathname + back.search });
     expect(done.statusCode).toBe(303);
     const session = (await c.request({ url: '/api/auth/session' })).json();
-    expect(session.user).toMatchObject({ name: 'Grace Hopper', email: null });
+    // The ID token's verified email is kept (the account id is the provider's `sub`).
+    expect(session.user).toMatchObject({ name: 'Grace Hopper' });
+    expect(session.user.email).toMatch(/^[^@]+@gmail\.example$/);
     expect(session.user.workspaces).toHaveLength(1);
 
     // A second sign-in with the same Google account lands on the same user.

@@ -24,6 +24,8 @@ export interface PendingSignIn {
 export interface OidcIdentity {
   subject: string;
   email?: string;
+  /** The ID token's `email_verified` is true (absent counts as not verified). */
+  emailVerified: boolean;
   name?: string;
 }
 
@@ -87,8 +89,8 @@ export class OidcClient {
     });
     const claims = tokens.claims();
     if (!claims) throw new Error('no ID token claims');
-    const identity: OidcIdentity = { subject: claims.sub };
-    if (typeof claims.email === 'string' && claims.email_verified !== false) identity.email = claims.email;
+    const identity: OidcIdentity = { subject: claims.sub, emailVerified: claims.email_verified === true };
+    if (typeof claims.email === 'string') identity.email = claims.email;
     if (typeof claims.name === 'string') identity.name = claims.name;
     return identity;
   }

@@ -7,6 +7,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.ts';
 import type { AuthLimiter } from '../ratelimit.ts';
+import { csrfHeader, errorRef } from '../schemas.ts';
 import type { Storage, User } from '../storage/types.ts';
 import type { OidcClient, PendingSignIn } from './oidc.ts';
 import {
@@ -28,7 +29,6 @@ export interface AuthOptions {
   google?: OidcClient;
 }
 
-const errorRef = { $ref: 'ErrorBody#' };
 const userSchema = {
   type: 'object',
   required: ['id', 'email', 'name', 'activeWorkspaceId', 'workspaces'],
@@ -69,10 +69,6 @@ const credentialsBody = {
     _csrf: { type: 'string' },
   },
 } as const;
-const csrfHeader = {
-  type: 'object',
-  properties: { 'x-csrf-token': { type: 'string', description: 'From GET /api/auth/csrf' } },
-} as const;
 
 const OIDC_COOKIE = 'auth.oidc-pending';
 
@@ -90,7 +86,18 @@ export function installSessionHook(app: FastifyInstance, opts: { storage: Storag
     const session = await opts.storage.findActiveSession(tokenHash);
     if (session) request.auth = { userId: session.userId, tokenHash, expiresAt: session.expiresAt };
   });
+  // Expired and revoked sessions are dead rows: deleted hourly, so the table holds live sessions only.
+  const purge = () =>
+    opts.storage.purgeSessions().catch((err: unknown) => app.log.warn({ err }, 'session purge failed'));
+  const timer = setInterval(purge, SESSION_PURGE_MS);
+  timer.unref();
+  app.addHook('onReady', async () => {
+    await purge();
+  });
+  app.addHook('onClose', async () => clearInterval(timer));
 }
+
+const SESSION_PURGE_MS = 3600_000;
 
 export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promise<void> {
   const { storage, secure } = opts;

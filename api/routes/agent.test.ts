@@ -13,6 +13,7 @@ import { wrapFetchWithPayment } from '@x402/fetch';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EngineError } from '../../engine/errors.ts';
+import { TEST_REDIS_URL } from '../../test-support/services.ts';
 import type { SqlStorage } from '../storage/sql.ts';
 import { LocalFacilitator } from '../testing/facilitator.ts';
 import {
@@ -329,7 +330,7 @@ describe('POST /api/agent/transcribe without a receiving wallet', () => {
 describe('POST /api/agent/transcribe with Redis-backed nonce claims', () => {
   it('runs a payment replayed across two app instances once', async () => {
     const { Redis } = await import('ioredis');
-    const redis = new Redis(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
+    const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 });
     const prefix = `test-agent-${Date.now()}-${Math.random().toString(36).slice(2)}:`;
     const facilitator = await new LocalFacilitator().start();
     const storage = await memoryStorage();

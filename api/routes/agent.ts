@@ -13,6 +13,7 @@ import type { Admission } from '../admission.ts';
 import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
 import { clientNetwork } from '../ratelimit.ts';
+import { errorResponses, TRANSCRIPTION_ERRORS } from '../schemas.ts';
 import { checkPublicHttpsUrl } from '../source-url.ts';
 import type { Storage } from '../storage/types.ts';
 import { AGENT_TRANSCRIBE_PATH, paymentTerms, paymentTermsSchema } from '../surface/facts.ts';
@@ -26,7 +27,7 @@ import {
   paymentId,
   paymentRequired,
 } from '../x402/payment.ts';
-import { errorRef, type TranscribeBody, transcribeBody, transcribeForClient, transcriptSchema } from './transcribe.ts';
+import { type TranscribeBody, transcribeBody, transcribeForClient, transcriptSchema } from './transcribe.ts';
 
 /** Time an authorization must have left when it arrives; half of it is kept for settling. */
 export const SETTLE_MARGIN_SEC = 30;
@@ -82,15 +83,7 @@ export async function agentRoutes(app: FastifyInstance, opts: AgentOptions): Pro
             ...transcriptSchema,
             description: 'The transcript; X-PAYMENT-RESPONSE carries the settlement (base64 JSON).',
           },
-          400: errorRef,
-          402: errorRef,
-          409: errorRef,
-          413: errorRef,
-          422: errorRef,
-          429: errorRef,
-          502: errorRef,
-          503: errorRef,
-          504: errorRef,
+          ...errorResponses(...TRANSCRIPTION_ERRORS, 402, 409),
         },
       },
     },

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { errorRef } from './transcribe.ts';
+import { errorRef } from '../schemas.ts';
 
 const PAGE_DIR = join(import.meta.dirname, '..', 'app-page');
 

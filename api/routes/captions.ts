@@ -13,8 +13,8 @@ import { ApiError } from '../errors.ts';
 import { matchesIfNoneMatch, strongEtag } from '../http-cache.ts';
 import { loadVideo, requireMember, requireViewer } from '../media/access.ts';
 import { MAX_CAPTION_BYTES, normalizeCaptions } from '../media/captions.ts';
-import { errorRef } from './transcribe.ts';
-import { attachment, csrfHeader, type DataPlaneOptions, idParams, sessionSecurity } from './videos.ts';
+import { csrfHeader, errorRef } from '../schemas.ts';
+import { attachment, type DataPlaneOptions, idParams, sessionSecurity } from './videos.ts';
 
 const statusSchema = {
   type: 'object',

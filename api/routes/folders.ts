@@ -5,9 +5,9 @@
 
 import type { FastifyInstance } from 'fastify';
 import { requireSession } from '../auth/session.ts';
+import { csrfHeader, errorRef } from '../schemas.ts';
 import type { Folder, Storage } from '../storage/types.ts';
-import { errorRef } from './transcribe.ts';
-import { csrfHeader, listWorkspace, sessionSecurity } from './videos.ts';
+import { listWorkspace, sessionSecurity } from './videos.ts';
 
 /** Folders per workspace answered in one list. */
 export const MAX_FOLDERS = 500;

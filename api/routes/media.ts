@@ -10,8 +10,8 @@ import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../errors.ts';
 import { loadVideo, requireViewer } from '../media/access.ts';
 import { sniffImage } from '../media/files.ts';
+import { errorRef } from '../schemas.ts';
 import type { Storage, Video } from '../storage/types.ts';
-import { errorRef } from './transcribe.ts';
 import { type DataPlaneOptions, idParams, sendFile, uuidPattern } from './videos.ts';
 
 const MEDIA_PATH = /^\/media\/videos\/([0-9a-f-]{36})\/media$/;

@@ -7,13 +7,12 @@
 import type { FastifyInstance } from 'fastify';
 import { requireSession } from '../auth/session.ts';
 import { requireViewer } from '../media/access.ts';
+import { csrfHeader, errorRef } from '../schemas.ts';
 import { checkMediaHostUrl } from '../source-url.ts';
 import type { Project } from '../storage/types.ts';
 import { resolveOwnMedia } from './media.ts';
-import { errorRef } from './transcribe.ts';
 import {
   coerceLimit,
-  csrfHeader,
   type DataPlaneOptions,
   decodeCursor,
   encodeCursor,

@@ -9,10 +9,9 @@ import type { Transcript } from '../../engine/types.ts';
 import type { Admission } from '../admission.ts';
 import { requireSession } from '../auth/session.ts';
 import { clientNetwork } from '../ratelimit.ts';
+import { csrfHeader, errorResponses, TRANSCRIPTION_ERRORS } from '../schemas.ts';
 import { checkMediaHostUrl } from '../source-url.ts';
 import type { TranscribeRequest, Transcriber } from '../transcriber.ts';
-
-export const errorRef = { $ref: 'ErrorBody#' } as const;
 
 export const transcribeBody = {
   type: 'object',
@@ -119,26 +118,9 @@ export async function transcribeRoutes(
         summary:
           "Transcribe media from the service's own media origin (/media/videos/{id}/media) or a MEDIA_HOSTS host (session required).",
         security: [{ sessionCookie: [] }],
-        headers: {
-          type: 'object',
-          properties: { 'x-csrf-token': { type: 'string', description: 'From GET /api/auth/csrf' } },
-        },
+        headers: csrfHeader,
         body: transcribeBody,
-        response: {
-          200: transcriptSchema,
-          400: errorRef,
-          401: errorRef,
-          403: errorRef,
-          404: errorRef,
-          409: errorRef,
-          410: errorRef,
-          413: errorRef,
-          422: errorRef,
-          429: errorRef,
-          502: errorRef,
-          503: errorRef,
-          504: errorRef,
-        },
+        response: { 200: transcriptSchema, ...errorResponses(...TRANSCRIPTION_ERRORS, 401, 403, 404, 409, 410) },
       },
     },
     async (request, reply) => {

@@ -17,10 +17,9 @@ import { ApiError } from '../errors.ts';
 import { loadVideo, requireMember } from '../media/access.ts';
 import { sniffImage } from '../media/files.ts';
 import { extractThumbnail, mediaContentType, probeMedia } from '../media/probe.ts';
+import { csrfHeader, errorRef } from '../schemas.ts';
 import type { Video } from '../storage/types.ts';
-import { errorRef } from './transcribe.ts';
 import {
-  csrfHeader,
   type DataPlaneOptions,
   deletedSchema,
   deleteVideoEverywhere,

@@ -13,8 +13,8 @@ import { ApiError } from '../errors.ts';
 import { loadVideo, requireMember, setUnlockCookie } from '../media/access.ts';
 import type { CaptionJobs } from '../media/caption-jobs.ts';
 import type { MediaFiles } from '../media/files.ts';
+import { csrfHeader, errorRef } from '../schemas.ts';
 import { type Storage, VIDEO_ORIGINS, type Video, type VideoPatch, type VideoSortKey } from '../storage/types.ts';
-import { errorRef } from './transcribe.ts';
 
 export interface DataPlaneOptions {
   storage: Storage;
@@ -34,10 +34,6 @@ export const idParams = {
   type: 'object',
   required: ['id'],
   properties: { id: { type: 'string', pattern: uuidPattern, description: 'Video id (UUID)' } },
-} as const;
-export const csrfHeader = {
-  type: 'object',
-  properties: { 'x-csrf-token': { type: 'string', description: 'From GET /api/auth/csrf' } },
 } as const;
 export const sessionSecurity = [{ sessionCookie: [] }];
 

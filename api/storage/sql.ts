@@ -12,6 +12,7 @@ import type {
   Captions,
   Folder,
   NewVideo,
+  OidcSignIn,
   PaymentRecord,
   Project,
   SessionRecord,
@@ -344,7 +345,8 @@ export class SqlStorage implements Storage {
     return r ? { userId: r.user_id, passwordHash: r.password_hash } : null;
   }
 
-  async upsertOidcUser(input: { provider: string; subject: string; email?: string; name?: string }): Promise<User> {
+  async upsertOidcUser(input: OidcSignIn): Promise<User> {
+    const email = input.email && input.emailVerified === true ? input.email.toLowerCase() : undefined;
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.#db.transaction(async (tx) => {
@@ -353,10 +355,35 @@ export class SqlStorage implements Storage {
              JOIN users u ON u.id = i.user_id WHERE i.provider = $1 AND i.subject = $2`,
             [input.provider, input.subject],
           );
-          if (found[0]) return toUser(found[0]);
-          // The email is only a label here: linking to an existing password account by email
-          // would let whoever controls the IdP account take over that account.
-          const user = await this.#insertUser(tx, { name: input.name });
+          if (found[0]) {
+            if (found[0].email !== null || email === undefined) return toUser(found[0]);
+            // Signed in before without a verified email: record it now, unless another account holds it.
+            const updated = await tx.query<UserRow>(
+              `UPDATE users SET email = $2 WHERE id = $1
+               AND NOT EXISTS (SELECT 1 FROM users WHERE email = $2) RETURNING ${USER_COLUMNS}`,
+              [found[0].id, email],
+            );
+            return toUser(updated[0] ?? found[0]);
+          }
+          const owner = email
+            ? (await tx.query<UserRow>(`SELECT ${USER_COLUMNS} FROM users WHERE email = $1`, [email]))[0]
+            : undefined;
+          let user: User;
+          if (owner) {
+            user = toUser(owner);
+            // The provider has just proved who owns this address. An account that no provider ever
+            // vouched for (password sign-up checks no email) may have been opened by someone else
+            // in the owner's name, waiting for this link: its password and sessions go.
+            const vouched = await tx.query('SELECT 1 FROM oidc_identities WHERE user_id = $1 LIMIT 1', [owner.id]);
+            if (vouched.length === 0) {
+              await tx.query('DELETE FROM password_credentials WHERE user_id = $1', [owner.id]);
+              await tx.query('UPDATE sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL', [
+                owner.id,
+              ]);
+            }
+          } else {
+            user = await this.#insertUser(tx, { email, name: input.name });
+          }
           await tx.query('INSERT INTO oidc_identities (provider, subject, user_id) VALUES ($1, $2, $3)', [
             input.provider,
             input.subject,
@@ -417,6 +444,14 @@ export class SqlStorage implements Storage {
     await this.#db.query('UPDATE sessions SET revoked_at = now() WHERE token_hash = $1 AND revoked_at IS NULL', [
       tokenHash,
     ]);
+  }
+
+  async purgeSessions(now: Date = new Date()): Promise<number> {
+    const rows = await this.#db.query(
+      'DELETE FROM sessions WHERE expires_at <= $1 OR revoked_at <= $1 RETURNING token_hash',
+      [now],
+    );
+    return rows.length;
   }
 
   async recordPayment(p: PaymentRecord): Promise<boolean> {

@@ -5,11 +5,10 @@
 
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_DATABASE_URL as PG_URL } from '../../test-support/services.ts';
 import { pgClient, pgliteClient } from './drivers.ts';
 import { uuidv7 } from './ids.ts';
 import { MIGRATIONS, migrate, type SqlClient, SqlStorage } from './sql.ts';
-
-const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 interface Backend {
   name: string;
@@ -100,6 +99,74 @@ describe.each(backends)('storage on $name', (backend) => {
     expect(await storage.findActiveSession('live', new Date(now.getTime() + 120_000))).toBeNull();
     await storage.revokeSession('live');
     expect(await storage.findActiveSession('live', now)).toBeNull();
+  });
+
+  it('purges expired and revoked sessions, and only those', async () => {
+    const u = (await storage.createPasswordUser({ email: email('purge'), passwordHash: 'h' }))!;
+    const now = new Date();
+    const tag = randomBytes(4).toString('hex');
+    const later = new Date(now.getTime() + 3600_000);
+    await storage.createSession({ tokenHash: `live-${tag}`, userId: u.id, expiresAt: later });
+    await storage.createSession({ tokenHash: `gone-${tag}`, userId: u.id, expiresAt: new Date(now.getTime() - 1) });
+    await storage.createSession({ tokenHash: `out-${tag}`, userId: u.id, expiresAt: later });
+    await storage.revokeSession(`out-${tag}`);
+    const count = async () =>
+      (await client.query<{ n: number }>('SELECT count(*)::int AS n FROM sessions WHERE user_id = $1', [u.id]))[0]!.n;
+    expect(await count()).toBe(3);
+    expect(await storage.purgeSessions(new Date(Date.now() + 1000))).toBeGreaterThanOrEqual(2);
+    expect(await count()).toBe(1);
+    expect(await storage.findActiveSession(`live-${tag}`, now)).toMatchObject({ userId: u.id });
+  });
+
+  it('stores a verified Google email and links the account holding it; an unverified one proves nothing', async () => {
+    const subject = () => `sub-${randomBytes(6).toString('hex')}`;
+    // A new user: the verified address is stored (lower-cased), an unverified one is not.
+    const verified = email('g-verified');
+    const fresh = await storage.upsertOidcUser({
+      provider: 'google',
+      subject: subject(),
+      email: verified,
+      emailVerified: true,
+    });
+    expect(fresh.email).toBe(verified.toLowerCase());
+    const unverifiedAddress = email('g-unverified');
+    const loose = await storage.upsertOidcUser({ provider: 'google', subject: subject(), email: unverifiedAddress });
+    expect(loose.email).toBeNull();
+    expect(await storage.createPasswordUser({ email: unverifiedAddress, passwordHash: 'h' })).not.toBeNull();
+
+    // A password account opened in someone's name, then its owner signs in with Google.
+    const address = email('g-link');
+    const squatter = (await storage.createPasswordUser({ email: address, passwordHash: 'squatter' }))!;
+    const later = new Date(Date.now() + 3600_000);
+    await storage.createSession({ tokenHash: `sq-${squatter.id}`, userId: squatter.id, expiresAt: later });
+    // Unverified: no link, a separate user.
+    const other = await storage.upsertOidcUser({ provider: 'google', subject: subject(), email: address });
+    expect(other.id).not.toBe(squatter.id);
+    // Verified: linked to the account with that email, whose unproven password and sessions are gone.
+    const sub = subject();
+    const owner = await storage.upsertOidcUser({
+      provider: 'google',
+      subject: sub,
+      email: address,
+      emailVerified: true,
+    });
+    expect(owner.id).toBe(squatter.id);
+    expect(await storage.findPasswordCredential(address)).toBeNull();
+    expect(await storage.findActiveSession(`sq-${squatter.id}`)).toBeNull();
+    expect((await storage.upsertOidcUser({ provider: 'google', subject: sub })).id).toBe(squatter.id);
+
+    // An account a provider already vouched for keeps its password when a second provider links.
+    const both = email('g-both');
+    const pw = (await storage.createPasswordUser({ email: both, passwordHash: 'mine' }))!;
+    await storage.upsertOidcUser({ provider: 'google', subject: subject(), email: both, emailVerified: true });
+    await storage.createPasswordUser({ email: email('unused'), passwordHash: 'x' });
+    const linked = await storage.upsertOidcUser({
+      provider: 'other',
+      subject: subject(),
+      email: both,
+      emailVerified: true,
+    });
+    expect(linked.id).toBe(pw.id);
   });
 
   it('records a payment once', async () => {

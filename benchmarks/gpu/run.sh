@@ -135,7 +135,7 @@ cli_bin="$addon_out/bin/whisper-cli"
 # 3. Model --------------------------------------------------------------------------------------------
 model_path="$work/models/ggml-$model.bin"
 log "model $model → $model_path"
-"$node" "$repo/benchmarks/gpu/gen-model.ts" "$model" "$model_path" "$bundle/fixtures"
+"$node" "$repo/benchmarks/gpu/gen-model.ts" "$model" "$model_path"
 
 [[ $build_only -eq 1 ]] && { log "build only: done"; exit 0; }
 

@@ -6,26 +6,17 @@
  * Built with the system's ffmpeg into benchmarks/.cache (git-ignored), once.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, renameSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { BENCH_DIR, REPO_ROOT } from './report.ts';
+import { existsSync, mkdirSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
+import { fixture, fixturesUnder } from '../../test-support/fixtures.ts';
+import { BENCH_DIR } from './report.ts';
 
-export const FIXTURES_DIR = resolve(REPO_ROOT, '../shared/fixtures');
 export const CACHE_DIR = join(BENCH_DIR, '.cache');
 
 export interface Clip {
   name: string;
   path: string;
   seconds: number;
-}
-
-function requireFixtures(rel: string): string {
-  const p = join(FIXTURES_DIR, rel);
-  if (!existsSync(FIXTURES_DIR)) {
-    throw new Error(`The shared fixtures are missing: expected them at ${FIXTURES_DIR} (../shared/fixtures).`);
-  }
-  if (!existsSync(p)) throw new Error(`Fixture ${rel} is missing from ${FIXTURES_DIR}.`);
-  return p;
 }
 
 function ffmpeg(args: string[]): void {
@@ -35,20 +26,17 @@ function ffmpeg(args: string[]): void {
 }
 
 export function jfkClip(): Clip {
-  return { name: 'jfk-11s', path: requireFixtures('speech/jfk/jfk.wav'), seconds: 11 };
+  return { name: 'jfk-11s', path: fixture('speech/jfk/jfk.wav'), seconds: 11 };
 }
 
 /** LJ Speech clips back to back, resampled to 16 kHz mono and cut at `seconds`. */
 export function longClip(seconds = 120): Clip {
-  const dir = requireFixtures('speech/ljspeech');
   const name = `ljspeech-${seconds}s`;
   const out = join(CACHE_DIR, `${name}.wav`);
   if (!existsSync(out)) {
     mkdirSync(CACHE_DIR, { recursive: true });
-    const files = readdirSync(dir)
-      .filter((f) => f.endsWith('.wav'))
-      .sort();
-    const inputs = files.flatMap((f) => ['-i', join(dir, f)]);
+    const files = fixturesUnder('speech/ljspeech').filter((f) => f.endsWith('.wav'));
+    const inputs = files.flatMap((f) => ['-i', fixture(f)]);
     const filter = `${files.map((_, i) => `[${i}:a]`).join('')}concat=n=${files.length}:v=0:a=1[a]`;
     const tmp = `${out}.tmp.wav`;
     ffmpeg([

@@ -1,13 +1,15 @@
 /**
  * One cold transcription through the engine's front door in a fresh process, the way whisper-cli does
  * one: start Node, import the engine, createEngine (loads the model), transcribe({path}) (ffmpeg decode
- * + whisper.cpp), close. `vad: false` hands the whole file to whisper.cpp in one call, as whisper-cli
- * does. The parent times the whole process; this prints the inside split as one JSON line on stdout.
+ * + whisper.cpp), close. The decoded file goes to whisper.cpp in one call, as whisper-cli does
+ * (`engine.model.transcribe` on `decodeToPcm`'s buffer; the engine's own `vad: false` streams 30 s
+ * windows instead). The parent times the whole process; this prints the inside split as one JSON line on stdout.
  *
  *   node benchmarks/lib/engine-cold.ts '<json: {model, wav, load, opts}>'
  */
 import { performance } from 'node:perf_hooks';
 import type { LoadOptions, TranscribeOptions } from '../../engine/asr/index.ts';
+import { decodeToPcm } from '../../engine/decode/index.ts';
 import { createEngine } from '../../engine/index.ts';
 
 interface Job {
@@ -24,7 +26,7 @@ let t = performance.now();
 const engine = await createEngine({ modelPath: job.model, load: job.load, threads: job.opts.threads, vad: false });
 const loadMs = performance.now() - t;
 t = performance.now();
-const transcript = await engine.transcribe({ path: job.wav }, job.opts);
+const transcript = await engine.model.transcribe(await decodeToPcm({ path: job.wav }), job.opts);
 const transcribeMs = performance.now() - t;
 t = performance.now();
 await engine.close();

@@ -1,13 +1,7 @@
-/**
- * One run of benchmarks/long-audio.ts in its own process: generated audio of the given length through
- * transcribeStream; prints one JSON line with wall time and peak RSS.
- * Arguments: minutes model(path|synthetic-tiny|none) concurrency(N|auto) [threads]
- */
-import { join } from 'node:path';
 import { type PipelineModel, planConcurrency, transcribeStream } from '../../engine/pipeline/index.ts';
 import type { AsrOptions, RunOptions } from '../../engine/types.ts';
 import { SileroVad } from '../../engine/vad/silero.ts';
-import { FIXTURES_DIR, longAudio, readPcm } from '../../engine/vad/test-support.ts';
+import { fixture, longAudio, readPcm } from '../../engine/vad/test-support.ts';
 
 const [minutesArg, modelArg = 'none', concArg = 'auto', threadsArg] = process.argv.slice(2);
 const minutes = Number(minutesArg);
@@ -47,7 +41,7 @@ async function loadModel(): Promise<{ model: PipelineModel; close: () => Promise
 
 const clips = await Promise.all(
   ['speech/jfk/jfk.wav', 'speech/multilingual/test.wav', 'speech/multilingual/test_fr.wav'].map((f) =>
-    readPcm(join(FIXTURES_DIR, f)),
+    readPcm(fixture(f)),
   ),
 );
 const { model, close } = await loadModel();

@@ -14,7 +14,14 @@ import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { abortError, EngineError, type EngineErrorCode } from '../errors.ts';
+import {
+  abortError,
+  asEngineError,
+  EngineError,
+  type EngineErrorCode,
+  throwIfAborted,
+  untilAborted,
+} from '../errors.ts';
 import type { AsrOptions, RunOptions, Segment } from '../types.ts';
 import { buildSegment, csToSeconds, type NativeSegment, type NativeTokens, tokenBytes } from './words.ts';
 
@@ -99,7 +106,7 @@ export interface WhisperVadOptions {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The native module's shape (engine/asr/native/src/addon.cpp).
+// The native module's shape (engine/asr/native/src/: addon.cpp registers it).
 
 interface NativeHandle<T> {
   promise: Promise<T>;
@@ -129,9 +136,14 @@ interface NativeModel {
   free(): NativeHandle<void>;
 }
 
+interface NativeVadModel {
+  detect(pcm: Float32Array, opts: object): NativeHandle<Float32Array>;
+  free(): NativeHandle<void>;
+}
+
 interface NativeAddon {
   load(path: string, opts: object): NativeHandle<NativeModel>;
-  vadDetect(pcm: Float32Array, modelPath: string, opts: object): NativeHandle<Float32Array>;
+  vadLoad(path: string, opts: { threads: number }): NativeHandle<NativeVadModel>;
   setLogging(enabled: boolean): void;
   languages(): string[];
   version: string;
@@ -313,43 +325,42 @@ function transcribeParams(opts: Record<string, unknown>): { params: NativeParams
 // ---------------------------------------------------------------------------------------------
 // Running a native job under an AbortSignal.
 
+/** The codes the addon rejects with (native/src: Fail(...), CodedError(...)). */
 const NATIVE_CODES = new Set<EngineErrorCode>([
   'ABORTED',
   'ASR_FAILED',
   'MODEL_LOAD_FAILED',
+  'MODEL_CLOSED',
   'VAD_FAILED',
   'INVALID_OPTIONS',
+  'INTERNAL_ERROR',
 ]);
 
-function toEngineError(err: unknown, fallback: EngineErrorCode, signal?: AbortSignal): EngineError {
+/** An error without one of those codes (a TypeError from argument checks) is our bug: INTERNAL_ERROR. */
+function toEngineError(err: unknown, signal?: AbortSignal): EngineError {
   if (err instanceof EngineError) return err;
   const code = (err as { code?: unknown } | null)?.code;
   if (code === 'ABORTED') return abortError(signal, 'transcription');
   if (typeof code === 'string' && NATIVE_CODES.has(code as EngineErrorCode)) {
     return new EngineError(code as EngineErrorCode, (err as Error).message, { cause: err });
   }
-  const message = err instanceof Error ? err.message : String(err);
-  return new EngineError(fallback, message, { cause: err });
+  return asEngineError(err);
 }
 
-async function runNative<T>(
-  start: () => NativeHandle<T>,
-  signal: AbortSignal | undefined,
-  fallback: EngineErrorCode,
-): Promise<T> {
+async function runNative<T>(start: () => NativeHandle<T>, signal: AbortSignal | undefined): Promise<T> {
   if (signal?.aborted) throw abortError(signal, 'transcription');
   let handle: NativeHandle<T>;
   try {
     handle = start();
   } catch (err) {
-    throw toEngineError(err, fallback, signal);
+    throw toEngineError(err, signal);
   }
   const onAbort = () => handle.abort();
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
     return await handle.promise;
   } catch (err) {
-    throw toEngineError(err, fallback, signal);
+    throw toEngineError(err, signal);
   } finally {
     signal?.removeEventListener('abort', onAbort);
   }
@@ -381,10 +392,16 @@ export class WhisperModel {
     });
   }
 
-  /** Loads a ggml model file once (off the JS thread); many jobs may then run on it at once. */
-  static async load(path: string, opts: LoadOptions = {}): Promise<WhisperModel> {
+  /**
+   * Loads a ggml model file once (off the JS thread); many jobs may then run on it at once. An abort
+   * rejects at once; whisper.cpp cannot stop mid-read, so the native load finishes on its own
+   * thread and frees what it loaded.
+   */
+  static async load(path: string, opts: LoadOptions = {}, run: RunOptions = {}): Promise<WhisperModel> {
     if (typeof path !== 'string' || path === '') throw invalid('The model path must be a non-empty string.');
     const o = checkObject('load options', opts);
+    const signal = checkSignal(checkObject('run options', run).signal);
+    throwIfAborted(signal, 'model load');
     const useGpu = checkBool('useGpu', o.useGpu) ?? true;
     const gpuDevice = checkInt('gpuDevice', o.gpuDevice, 0, 64) ?? 0;
     const verbose = checkBool('verbose', o.verbose);
@@ -408,12 +425,20 @@ export class WhisperModel {
         details: { path },
       });
     }
-    const nativeModel = await runNative(
+    const loading = runNative(
       () => lib.load(path, { useGpu, gpuDevice, flashAttn, dtw: dtw === false ? '' : dtw }),
-      undefined,
-      'MODEL_LOAD_FAILED',
+      signal,
     );
-    return new WhisperModel(nativeModel);
+    try {
+      return new WhisperModel(await untilAborted(loading, signal, 'model load'));
+    } catch (err) {
+      // Aborted just as the load succeeded: nobody will hold that model, free it now rather than at GC.
+      loading.then(
+        (m) => m.free().promise.catch(() => {}),
+        () => {},
+      );
+      throw err;
+    }
   }
 
   /** Transcribes 16 kHz mono samples. Times are seconds from the start of `pcm` plus `run.offset`. */
@@ -440,9 +465,7 @@ export class WhisperModel {
         }
       : undefined;
 
-    const result = await this.#track(() =>
-      runNative(() => this.#native.transcribe(samples, params, progress), signal, 'ASR_FAILED'),
-    );
+    const result = await this.#track(() => runNative(() => this.#native.transcribe(samples, params, progress), signal));
 
     const timing = { eot: this.#eot, dtw: this.info.dtw !== undefined, offset, endCs: Math.round(duration * 100) };
     const out: AsrResult = {
@@ -465,14 +488,14 @@ export class WhisperModel {
     const o = checkObject('options', opts);
     const threads = checkInt('threads', o.threads, 1, MAX_THREADS) ?? defaultThreads();
     const signal = checkSignal(checkObject('run options', run).signal);
-    return this.#track(() => runNative(() => this.#native.detectLanguage(samples, threads), signal, 'ASR_FAILED'));
+    return this.#track(() => runNative(() => this.#native.detectLanguage(samples, threads), signal));
   }
 
   /** Waits for running jobs, then frees the model. Idempotent; later jobs fail with MODEL_CLOSED. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
       await Promise.allSettled([...this.#inflight]);
-      await runNative(() => this.#native.free(), undefined, 'ASR_FAILED');
+      await runNative(() => this.#native.free(), undefined);
     })();
     return this.#closing;
   }
@@ -507,11 +530,88 @@ function rawTokens(seg: NativeSegment, t: NativeTokens, offset: number): RawToke
   return out;
 }
 
+function vadParams(opts: WhisperVadOptions) {
+  const o = checkObject('VAD options', opts);
+  return {
+    threshold: checkNum('threshold', o.threshold, 0, 1),
+    minSpeechMs: checkInt('minSpeechMs', o.minSpeechMs, 0, 600_000),
+    minSilenceMs: checkInt('minSilenceMs', o.minSilenceMs, 0, 600_000),
+    speechPadMs: checkInt('speechPadMs', o.speechPadMs, 0, 60_000),
+  };
+}
+
 /**
- * whisper.cpp's built-in Silero VAD over 16 kHz mono samples, with the ggml weights at
- * `vadModelPath` (e.g. ../shared/fixtures/vad/silero-v6.2.0-ggml.bin). Spans in seconds.
- * An abort stops it between 32 ms chunks. The VAD file is whisper.cpp's to validate (it is
- * configuration, not user input).
+ * whisper.cpp's built-in Silero VAD with its ggml weights loaded once (whisper.cpp's own
+ * whisper_full reloads them for every call). Detections on one model take turns: the context
+ * carries the LSTM state of the detection running on it. The VAD file is whisper.cpp's to
+ * validate (it is configuration, not user input).
+ */
+export class WhisperVadModel {
+  readonly #native: NativeVadModel;
+  readonly #inflight = new Set<Promise<unknown>>();
+  #closing: Promise<void> | undefined;
+
+  private constructor(nativeModel: NativeVadModel) {
+    this.#native = nativeModel;
+  }
+
+  static async load(
+    vadModelPath: string,
+    opts: { threads?: number } = {},
+    run: RunOptions = {},
+  ): Promise<WhisperVadModel> {
+    if (typeof vadModelPath !== 'string' || vadModelPath === '') throw invalid('vadModelPath must be a path.');
+    const threads = checkInt('threads', checkObject('VAD load options', opts).threads, 1, MAX_THREADS) ?? 1;
+    const signal = checkSignal(checkObject('run options', run).signal);
+    if (!existsSync(vadModelPath)) {
+      throw new EngineError('MODEL_LOAD_FAILED', `The VAD model file ${vadModelPath} does not exist.`, {
+        details: { path: vadModelPath },
+      });
+    }
+    const lib = addon();
+    const nativeModel = await runNative(() => lib.vadLoad(vadModelPath, { threads }), signal);
+    return new WhisperVadModel(nativeModel);
+  }
+
+  /** Speech spans in seconds from the start of `pcm`. An abort stops it between 32 ms chunks. */
+  async detect(
+    pcm: Float32Array,
+    opts: WhisperVadOptions = {},
+    run: RunOptions = {},
+  ): Promise<Array<{ start: number; end: number }>> {
+    const samples = checkPcm(pcm);
+    const params = vadParams(opts);
+    const signal = checkSignal(checkObject('run options', run).signal);
+    if (this.#closing) throw new EngineError('MODEL_CLOSED', 'The VAD model has been closed.');
+    const p = runNative(() => this.#native.detect(samples, params), signal);
+    this.#inflight.add(p);
+    let flat: Float32Array;
+    try {
+      flat = await p;
+    } finally {
+      this.#inflight.delete(p);
+    }
+    const spans: Array<{ start: number; end: number }> = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      spans.push({ start: csToSeconds(flat[i]!, 0), end: csToSeconds(flat[i + 1]!, 0) });
+    }
+    return spans;
+  }
+
+  /** Waits for running detections, then frees the weights. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      await Promise.allSettled([...this.#inflight]);
+      await runNative(() => this.#native.free(), undefined);
+    })();
+    return this.#closing;
+  }
+}
+
+/**
+ * whisper.cpp's built-in Silero VAD over 16 kHz mono samples in one call, with the ggml weights at
+ * `vadModelPath` (e.g. ../shared/fixtures/vad/silero-v6.2.0-ggml.bin), loaded for this call and
+ * freed after. Spans in seconds.
  */
 export async function detectSpeechWhisperVad(
   pcm: Float32Array,
@@ -519,27 +619,12 @@ export async function detectSpeechWhisperVad(
   opts: WhisperVadOptions = {},
   run: RunOptions = {},
 ): Promise<Array<{ start: number; end: number }>> {
-  const samples = checkPcm(pcm);
-  if (typeof vadModelPath !== 'string' || vadModelPath === '') throw invalid('vadModelPath must be a path.');
-  const o = checkObject('VAD options', opts);
-  const params = {
-    threshold: checkNum('threshold', o.threshold, 0, 1),
-    minSpeechMs: checkInt('minSpeechMs', o.minSpeechMs, 0, 600_000),
-    minSilenceMs: checkInt('minSilenceMs', o.minSilenceMs, 0, 600_000),
-    speechPadMs: checkInt('speechPadMs', o.speechPadMs, 0, 60_000),
-    threads: checkInt('threads', o.threads, 1, MAX_THREADS) ?? 1,
-  };
-  const signal = checkSignal(checkObject('run options', run).signal);
-  if (!existsSync(vadModelPath)) {
-    throw new EngineError('MODEL_LOAD_FAILED', `The VAD model file ${vadModelPath} does not exist.`, {
-      details: { path: vadModelPath },
-    });
+  checkPcm(pcm);
+  vadParams(opts);
+  const vad = await WhisperVadModel.load(vadModelPath, { threads: opts.threads }, run);
+  try {
+    return await vad.detect(pcm, opts, run);
+  } finally {
+    await vad.close();
   }
-  const lib = addon();
-  const flat = await runNative(() => lib.vadDetect(samples, vadModelPath, params), signal, 'VAD_FAILED');
-  const spans: Array<{ start: number; end: number }> = [];
-  for (let i = 0; i + 1 < flat.length; i += 2) {
-    spans.push({ start: csToSeconds(flat[i]!, 0), end: csToSeconds(flat[i + 1]!, 0) });
-  }
-  return spans;
 }

@@ -98,6 +98,43 @@ function parseSrt(text: string): ParsedCue[] {
 
 const srtTextOf = (cue: Cue) => cue.lines.join('\n').replace(/-{2,}>/g, '->');
 
+/**
+ * The JSON output read back is the transcript: every segment and word, in order, with its text
+ * untouched and its times to the millisecond (probabilities to 1e-4); what is not a finite number
+ * comes back null and what is not a string comes back empty, as renderJson documents.
+ */
+function expectJsonFaithful(out: string, t: Transcript, label: string): void {
+  const back = JSON.parse(out) as Transcript;
+  const time = (got: unknown, want: unknown, digits = 3) => {
+    if (typeof want === 'number' && Number.isFinite(want)) {
+      expect(Math.abs((got as number) - want), label).toBeLessThanOrEqual(0.5 * 10 ** -digits + 1e-9);
+    } else expect(got, label).toBeNull();
+  };
+  const text = (v: unknown) => (typeof v === 'string' ? v : '');
+  expect(back.language, label).toBe(text(t.language));
+  time(back.duration, t.duration);
+  const segments = Array.isArray(t.segments) ? t.segments : [];
+  expect(back.segments.length, label).toBe(segments.length);
+  segments.forEach((s, i) => {
+    const b = back.segments[i]!;
+    expect(b.text, label).toBe(text(s?.text));
+    time(b.start, s?.start);
+    time(b.end, s?.end);
+    if (!Array.isArray(s?.words)) {
+      expect(b.words, label).toBeUndefined();
+      return;
+    }
+    expect(b.words?.length, label).toBe(s.words.length);
+    s.words.forEach((w, j) => {
+      const bw = b.words![j]!;
+      expect(bw.text, label).toBe(text(w?.text));
+      time(bw.start, w?.start);
+      time(bw.end, w?.end);
+      time(bw.p, w?.p, 4);
+    });
+  });
+}
+
 describe('golden files', () => {
   for (const [name, transcript] of Object.entries(GOLDEN_TRANSCRIPTS)) {
     for (const format of CAPTION_FORMATS) {
@@ -106,7 +143,7 @@ describe('golden files', () => {
         await expect(out).toMatchFileSnapshot(`./__golden__/${name}.${format}`);
         if (format === 'vtt') expect(parseVtt(out).length).toBe(splitCues(transcript).length);
         if (format === 'srt') expect(parseSrt(out).length).toBe(splitCues(transcript).length);
-        if (format === 'json') expect(() => JSON.parse(out)).not.toThrow();
+        if (format === 'json') expectJsonFaithful(out, transcript, name);
       });
     }
   }
@@ -321,7 +358,7 @@ describe('property: any transcript renders to files that strict parsers accept',
       expect(vtt, `seed ${seed}`).toEqual(cues.map((c) => ({ start: c.start, end: c.end, text: c.lines.join('\n') })));
       const srtCues = parseSrt(renderSrt(t, opts));
       expect(srtCues, `seed ${seed}`).toEqual(cues.map((c) => ({ start: c.start, end: c.end, text: srtTextOf(c) })));
-      expect(() => JSON.parse(render('json', t)), `seed ${seed}`).not.toThrow();
+      expectJsonFaithful(render('json', t), t, `seed ${seed}`);
     }
   });
 });

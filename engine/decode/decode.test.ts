@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { codeOf } from '../../test-support/errors.ts';
 import { EngineError } from '../errors.ts';
 import { type DecodeOptions, decodeStream, decodeToPcm, SAMPLE_RATE } from './index.ts';
@@ -417,7 +417,7 @@ describe('timeouts, aborts and the child process', () => {
     const head = (await readFile(media('tone.wav'))).subarray(0, 4096);
     const stream = stalledStream(head);
     const decoding = drain(stream, { timeoutMs: 400 });
-    await sleep(200);
+    await stream.stalled; // the decoder has fed the head to ffmpeg and waits for more
     expect((await ffmpegChildren()).length).toBe(1);
     const { error } = await decoding;
     expect(error?.code).toBe('DECODE_TIMEOUT');
@@ -425,13 +425,20 @@ describe('timeouts, aborts and the child process', () => {
     expect(await ffmpegChildren()).toEqual([]);
   });
 
-  it('does not count the time a slow consumer holds a chunk', async () => {
-    let chunks = 0;
-    for await (const _ of decodeStream({ path: media('tone.flac') }, { timeoutMs: 2000 })) {
-      chunks++;
-      await sleep(800);
+  it('does not count the time a slow consumer holds a chunk (fake clock)', async () => {
+    // The decoder's clock is faked; ffmpeg and the pipes run for real. Holding each chunk for 800
+    // fake ms (2.4 s over three chunks) would pass the 2 s limit if holding counted.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    try {
+      let chunks = 0;
+      for await (const _ of decodeStream({ path: media('tone.flac') }, { timeoutMs: 2000 })) {
+        chunks++;
+        vi.advanceTimersByTime(800);
+      }
+      expect(chunks).toBe(3);
+    } finally {
+      vi.useRealTimers();
     }
-    expect(chunks).toBe(3);
   });
 
   it('aborts mid-stream: ABORTED, child gone, signal listener removed', async () => {
@@ -459,7 +466,7 @@ describe('timeouts, aborts and the child process', () => {
     const ac = new AbortController();
     const stream = stalledStream((await readFile(media('tone.wav'))).subarray(0, 4096));
     const decoding = drain(stream, { signal: ac.signal });
-    await sleep(200);
+    await stream.stalled;
     ac.abort();
     expect((await decoding).error?.code).toBe('ABORTED');
     expect(stream.destroyedByDecoder()).toBe(true);

@@ -40,18 +40,25 @@ export async function ffmpegChildren(): Promise<number[]> {
   return pids;
 }
 
-/** A stream that sends `head` and then neither sends more nor ends: a stalled upload. */
-export function stalledStream(head: Buffer): Readable & { destroyedByDecoder: () => boolean } {
+/**
+ * A stream that sends `head` and then neither sends more nor ends: a stalled upload. `stalled`
+ * resolves when the reader has taken the head and asks for more, which never comes.
+ */
+export function stalledStream(head: Buffer): Readable & { destroyedByDecoder: () => boolean; stalled: Promise<void> } {
   let sent = false;
+  let onStalled!: () => void;
+  const stalled = new Promise<void>((resolve) => {
+    onStalled = resolve;
+  });
   const stream = new Readable({
     read() {
       if (!sent) {
         sent = true;
         this.push(head);
-      }
+      } else onStalled();
     },
   });
-  return Object.assign(stream, { destroyedByDecoder: () => stream.destroyed });
+  return Object.assign(stream, { destroyedByDecoder: () => stream.destroyed, stalled });
 }
 
 /** Deterministic pseudo-random bytes (xorshift32), so a "corrupt file" test is the same on every run. */

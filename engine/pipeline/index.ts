@@ -12,7 +12,7 @@
  * to every window, so the whole file reports (and is decoded in) one language.
  */
 import { availableParallelism } from 'node:os';
-import { abortError, EngineError, isEngineError, throwIfAborted } from '../errors.ts';
+import { abortError, asEngineError, EngineError, throwIfAborted } from '../errors.ts';
 import type { AsrOptions, Progress, RunOptions, Segment, Transcript } from '../types.ts';
 import { SAMPLE_RATE, SileroVad, type SpeechSpan, type VadOptions } from '../vad/silero.ts';
 import type { SpanStream, SpeechDetector } from '../vad/whisper-vad.ts';
@@ -126,7 +126,8 @@ const toSample = (sec: number) => Math.round(sec * SAMPLE_RATE);
 /**
  * Transcribes a PCM stream (16 kHz mono f32 chunks of any size) with VAD windows decoded in parallel.
  * Throws `ABORTED` when the signal fires (every in-flight window is stopped first), `VAD_FAILED`, or
- * whatever the model throws (`ASR_FAILED`); the first failure stops the rest.
+ * whatever the model throws (`ASR_FAILED`); the first failure stops the rest. Anything that is not an
+ * EngineError is a bug and comes out as `INTERNAL_ERROR`.
  */
 export async function transcribeStream(
   pcm: AsyncIterable<Float32Array>,
@@ -191,7 +192,7 @@ export async function transcribeStream(
     if (vadOpt === false) {
       fixed = new FixedWindows(30);
     } else {
-      detector = vadOpt?.detector ?? (await SileroVad.load());
+      detector = vadOpt?.detector ?? (await SileroVad.load({}, { signal: ac.signal }));
       const { detector: _d, windows, ...vadSettings } = vadOpt ?? {};
       vadStream = detector.stream(vadSettings);
       planner = new WindowPlanner(windows);
@@ -310,7 +311,7 @@ export async function transcribeStream(
       }
       const chunk = next.value;
       buffer.push(chunk);
-      if (vadStream) onSpans(await vadStream.push(chunk));
+      if (vadStream) onSpans(await orAbort(vadStream.push(chunk, { signal: ac.signal })));
       else enqueue(fixed!.take(buffer.end / SAMPLE_RATE, false));
       throwIfAborted(ac.signal);
       dispatch();
@@ -320,7 +321,7 @@ export async function transcribeStream(
 
     const duration = buffer.end / SAMPLE_RATE;
     if (vadStream) {
-      onSpans(await vadStream.end());
+      onSpans(await orAbort(vadStream.end({ signal: ac.signal })));
       ended = true;
       enqueue(planner!.end(duration));
     } else {
@@ -345,8 +346,7 @@ export async function transcribeStream(
     await Promise.allSettled(inFlight);
     const first = failure ?? err;
     if (ac.signal.aborted && run.signal?.aborted) throw abortError(run.signal, 'transcription');
-    if (isEngineError(first)) throw first;
-    throw new EngineError('ASR_FAILED', 'Transcription failed.', { cause: first });
+    throw asEngineError(first);
   } finally {
     run.signal?.removeEventListener('abort', onAbort);
     if (!sourceDone) {

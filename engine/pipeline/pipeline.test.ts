@@ -5,6 +5,7 @@
  * observable. The same pipeline with the real addon and a synthetic model is in pipeline-asr.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EngineError } from '../errors.ts';
 import type { AsrOptions, Progress, RunOptions, Segment } from '../types.ts';
 import { SileroVad } from '../vad/silero.ts';
 import { fixture, longAudio, readPcm, rng } from '../vad/test-support.ts';
@@ -26,11 +27,13 @@ class RecordingModel implements PipelineModel {
   maxInFlight = 0;
   delayMs: number;
   failOnCall: number | undefined;
+  failure: () => unknown;
   detected: string;
 
-  constructor(o: { delayMs?: number; failOnCall?: number; detected?: string } = {}) {
+  constructor(o: { delayMs?: number; failOnCall?: number; failure?: () => unknown; detected?: string } = {}) {
     this.delayMs = o.delayMs ?? 0;
     this.failOnCall = o.failOnCall;
+    this.failure = o.failure ?? (() => new EngineError('ASR_FAILED', 'whisper_full failed with status 7.'));
     this.detected = o.detected ?? 'de';
   }
 
@@ -47,7 +50,7 @@ class RecordingModel implements PipelineModel {
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
     try {
       await this.#wait(run.signal);
-      if (n === this.failOnCall) throw Object.assign(new Error('boom'), { code: 'ASR_FAILED' });
+      if (n === this.failOnCall) throw this.failure();
       const offset = run.offset ?? 0;
       const dur = pcm.length / 16000;
       const seg: Segment = {
@@ -224,21 +227,30 @@ describe('transcribeStream', () => {
   it('stops everything on abort and stops reading the source', async () => {
     const model = new RecordingModel({ delayMs: 200 });
     const ac = new AbortController();
-    let returned = false;
+    let onReturned!: () => void;
+    const returned = new Promise<void>((resolve) => {
+      onReturned = resolve;
+    });
     async function* source() {
       try {
         for await (const c of longAudio({ durationSec: 600, clips: [jfk], gapSec: [1, 2] })) yield c;
       } finally {
-        returned = true;
+        onReturned();
       }
     }
-    setTimeout(() => ac.abort(new Error('client left')), 300);
+    // Fired once the model has a window in hand: windows in flight, ten minutes of source unread.
+    const transcribe = model.transcribe.bind(model);
+    model.transcribe = (pcm, opts, run) => {
+      const p = transcribe(pcm, opts, run);
+      ac.abort(new Error('client left'));
+      return p;
+    };
     await expect(
       transcribeStream(source(), model, { language: 'en', vad: { detector: vad } }, { signal: ac.signal }),
     ).rejects.toMatchObject({ code: 'ABORTED' });
     expect(model.inFlight).toBe(0);
-    await new Promise((r) => setTimeout(r, 50));
-    expect(returned).toBe(true);
+    // The source is told to stop (its finally runs); a pipeline that kept it open would hang here.
+    await returned;
     // An already-fired signal is refused before any work.
     await expect(transcribeStream(chunks(jfk), model, {}, { signal: ac.signal })).rejects.toMatchObject({
       code: 'ABORTED',
@@ -253,5 +265,15 @@ describe('transcribeStream', () => {
     ).rejects.toMatchObject({ code: 'ASR_FAILED' });
     expect(model.inFlight).toBe(0);
     expect(model.calls.length).toBeLessThan(8);
+  });
+
+  it('reports a bug (a TypeError, not an EngineError) as INTERNAL_ERROR, never as an ASR failure', async () => {
+    const bug = new TypeError("Cannot read properties of undefined (reading 'start')");
+    const model = new RecordingModel({ failOnCall: 0, failure: () => bug });
+    const err = await transcribeStream(chunks(jfk), model, { language: 'en', vad: { detector: vad } }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(EngineError);
+    expect(err).toMatchObject({ code: 'INTERNAL_ERROR', cause: bug });
   });
 });

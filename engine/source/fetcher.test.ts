@@ -465,12 +465,11 @@ describe('timeouts', () => {
       const timer = setInterval(() => res.write('x'), 40);
       res.on('close', () => clearInterval(timer));
     });
-    const started = performance.now();
     const opened = await fetcher.open(url('media.test', '/drip'), { idleTimeoutMs: 5_000, totalTimeoutMs: 500 });
     const err = await engineFailure(drain(opened.body));
     expect(err.code).toBe('SOURCE_TIMEOUT');
+    // The origin never idles (a byte every 40 ms): only the total limit can have ended it.
     expect(err.details.timeout).toBe('total');
-    expect(performance.now() - started).toBeLessThan(5_000);
   });
 
   it('total: the clock stops while the consumer holds the stream back', async () => {

@@ -16,7 +16,8 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type * as Ort from 'onnxruntime-node';
-import { EngineError } from '../errors.ts';
+import { EngineError, throwIfAborted } from '../errors.ts';
+import type { RunOptions } from '../types.ts';
 
 export const SAMPLE_RATE = 16_000;
 export const FRAME_SAMPLES = 512;
@@ -114,7 +115,9 @@ export class SileroVad {
     this.modelPath = modelPath;
   }
 
-  static async load(opts: SileroLoadOptions = {}): Promise<SileroVad> {
+  /** onnxruntime cannot stop a session being created: an abort lands once it is, and the session is released. */
+  static async load(opts: SileroLoadOptions = {}, run: RunOptions = {}): Promise<SileroVad> {
+    throwIfAborted(run.signal, 'VAD model load');
     const modelPath = opts.modelPath ?? sileroOnnxPath();
     let ort: OrtModule;
     try {
@@ -129,8 +132,13 @@ export class SileroVad {
         executionMode: 'sequential',
         graphOptimizationLevel: 'all',
       });
+      if (run.signal?.aborted) {
+        await session.release();
+        throwIfAborted(run.signal, 'VAD model load');
+      }
       return new SileroVad(ort, session, modelPath);
     } catch (cause) {
+      if (cause instanceof EngineError) throw cause;
       throw new EngineError('VAD_FAILED', `Could not load the Silero VAD model at ${modelPath}.`, { cause });
     }
   }
@@ -232,7 +240,8 @@ export class VadStream {
     return { frames: this.#frames, speechFrames: this.#speechFrames };
   }
 
-  async push(chunk: Float32Array): Promise<SpeechSpan[]> {
+  /** The signal is checked between 32 ms frames. */
+  async push(chunk: Float32Array, run: RunOptions = {}): Promise<SpeechSpan[]> {
     if (this.#ended) throw new EngineError('VAD_FAILED', 'push() after end() on a VAD stream.');
     if (this.#busy) throw new EngineError('VAD_FAILED', 'push() while a previous push() is still running.');
     this.#busy = true;
@@ -250,6 +259,7 @@ export class VadStream {
         this.#partialLen = 0;
       }
       while (offset + FRAME_SAMPLES <= chunk.length) {
+        throwIfAborted(run.signal, 'speech detection');
         await this.#frame(chunk.subarray(offset, offset + FRAME_SAMPLES), out);
         offset += FRAME_SAMPLES;
       }
@@ -264,8 +274,9 @@ export class VadStream {
   }
 
   /** Flushes the last partial frame and closes any open span at the end of the audio. */
-  async end(): Promise<SpeechSpan[]> {
+  async end(run: RunOptions = {}): Promise<SpeechSpan[]> {
     if (this.#ended) return [];
+    throwIfAborted(run.signal, 'speech detection');
     const out: SpeechSpan[] = [];
     if (this.#partialLen > 0) {
       this.#partial.fill(0, this.#partialLen);

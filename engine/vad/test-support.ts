@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 
 // Fixture paths, checked against the fixtures' manifest: one implementation for every test.
-export { FIXTURES_DIR, fixture, REPO_ROOT } from '../../test-support/fixtures.ts';
+export { fixture, fixturesUnder, REPO_ROOT } from '../../test-support/fixtures.ts';
 
 import { rng } from '../../test-support/random.ts';
 

@@ -1,5 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { detectSpeechWhisperVad } from '../asr/index.ts';
+import { isEngineError } from '../errors.ts';
 import type { SpeechSpan } from './silero.ts';
 import { fixture, longAudio, readPcm } from './test-support.ts';
 import { WhisperCppVad } from './whisper-vad.ts';
@@ -61,5 +65,72 @@ describe("whisper.cpp's VAD as a stream (WhisperCppVad)", () => {
 
   it('finds nothing in silence', async () => {
     expect(await streamed(new WhisperCppVad(ggml), new Float32Array(16000 * 70), 16384)).toEqual([]);
+  });
+
+  describe('weights loaded once per detector', () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'whisper-vad-'));
+    afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+    it('keeps detecting after its weights file is gone, block after block, and close() frees them', async () => {
+      const pcm = await readPcm(fixture('speech/jfk/jfk.wav'));
+      const copy = join(tmp, 'vad.bin');
+      copyFileSync(ggml, copy);
+      const vad = new WhisperCppVad(copy, { blockSec: 10 });
+      const reference = new WhisperCppVad(ggml, { blockSec: 10 });
+      const expected = await streamed(reference, pcm, 16000 * 10 + 1);
+      await reference.close();
+      expect(expected.length).toBeGreaterThan(1);
+      const s = vad.stream();
+      // The first 10 s block loads the weights; every later block must reuse them.
+      const got = await s.push(pcm.subarray(0, 16000 * 10 + 1));
+      rmSync(copy);
+      got.push(...(await s.push(pcm.subarray(16000 * 10 + 1))), ...(await s.end()));
+      expect(got).toEqual(expected);
+      // A second stream of the same detector reuses them too.
+      expect(await streamed(vad, pcm, 16000 * 10 + 1)).toEqual(expected);
+      await vad.close();
+      const after = await vad
+        .stream()
+        .end()
+        .then(
+          () => 'no error',
+          (e: unknown) => (isEngineError(e) ? e.code : String(e)),
+        );
+      expect(after).toBe('no error'); // nothing buffered: no detection needed
+      const closed = vad.stream();
+      await closed.push(pcm.subarray(0, 16000));
+      expect(await closed.end().catch((e: unknown) => (isEngineError(e) ? e.code : String(e)))).toBe('MODEL_CLOSED');
+    });
+
+    it('streams of one detector take turns on the weights and get what each gets alone', async () => {
+      const pcm = await readPcm(fixture('speech/jfk/jfk.wav'));
+      const vad = new WhisperCppVad(ggml, { blockSec: 10 });
+      try {
+        const alone = await streamed(vad, pcm, 4096);
+        const together = await Promise.all([
+          streamed(vad, pcm, 4096),
+          streamed(vad, pcm, 8000),
+          streamed(vad, pcm, 16000),
+        ]);
+        for (const t of together) expect(t).toEqual(alone);
+      } finally {
+        await vad.close();
+      }
+    });
+
+    it('push() honours its signal: an aborted push stops with ABORTED', async () => {
+      const vad = new WhisperCppVad(ggml, { blockSec: 10 });
+      try {
+        const s = vad.stream();
+        const ac = new AbortController();
+        ac.abort();
+        const code = await s
+          .push(new Float32Array(16000 * 25), { signal: ac.signal })
+          .catch((e: unknown) => (isEngineError(e) ? e.code : String(e)));
+        expect(code).toBe('ABORTED');
+      } finally {
+        await vad.close();
+      }
+    });
   });
 });

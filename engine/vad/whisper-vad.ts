@@ -6,14 +6,18 @@
  * seconds of already-seen audio to warm the model's state up, and a span still open near a block's end
  * is not handed out but analysed again with the next block, so spans never break at block edges.
  *
+ * The weights are loaded once per detector, on first use, and freed by `close()`; streams of one
+ * detector take turns on them.
+ *
  * Known difference: a span re-analysed after a block edge can start up to ~0.3 s later than in one
  * whole-buffer pass (whisper.cpp sees its onset with less history); whole-buffer agreement is about
  * 0.98 IoU in whisper-vad.test.ts. That, and weights that are in no npm package (the caller passes
  * the ggml file's path), are why the onnxruntime detector, exact across chunks, stays the default.
  */
-import { detectSpeechWhisperVad } from '../asr/index.ts';
+import { WhisperVadModel } from '../asr/index.ts';
 import { EngineError } from '../errors.ts';
 import { PcmBuffer } from '../pipeline/pcm-buffer.ts';
+import type { RunOptions } from '../types.ts';
 import { SAMPLE_RATE, type SpeechSpan, type VadOptions } from './silero.ts';
 
 /** What the pipeline needs from a speech detector; `SileroVad` and `WhisperCppVad` both are one. */
@@ -23,9 +27,12 @@ export interface SpeechDetector {
 }
 
 export interface SpanStream {
-  /** Returns the spans that became final; every span is returned exactly once, in order. */
-  push(chunk: Float32Array): Promise<SpeechSpan[]>;
-  end(): Promise<SpeechSpan[]>;
+  /**
+   * Returns the spans that became final; every span is returned exactly once, in order. The signal
+   * stops the analysis under way (ABORTED); the stream is not usable after that.
+   */
+  push(chunk: Float32Array, run?: RunOptions): Promise<SpeechSpan[]>;
+  end(run?: RunOptions): Promise<SpeechSpan[]>;
   /** The earliest sample a span not yet handed out may start at. */
   readonly pendingFromSample: number;
 }
@@ -36,9 +43,19 @@ export interface WhisperCppVadOptions {
   threads?: number;
 }
 
+type Detect = (pcm: Float32Array, opts: VadParams, run: RunOptions) => Promise<Array<{ start: number; end: number }>>;
+interface VadParams {
+  threshold?: number;
+  minSpeechMs?: number;
+  minSilenceMs?: number;
+  speechPadMs?: number;
+}
+
 export class WhisperCppVad implements SpeechDetector {
   readonly modelPath: string;
   readonly #o: Required<WhisperCppVadOptions>;
+  #model: Promise<WhisperVadModel> | undefined;
+  #closed = false;
 
   constructor(modelPath: string, opts: WhisperCppVadOptions = {}) {
     this.modelPath = modelPath;
@@ -46,21 +63,36 @@ export class WhisperCppVad implements SpeechDetector {
     if (!(this.#o.blockSec >= 10)) throw new EngineError('INVALID_OPTIONS', 'blockSec must be at least 10 s.');
   }
 
-  stream(opts: VadOptions = {}): WhisperVadStream {
-    return new WhisperVadStream(this.modelPath, opts, this.#o);
+  /** Loads the weights now rather than on the first detection. A failed or aborted load is retried by the next call. */
+  load(run: RunOptions = {}): Promise<WhisperVadModel> {
+    if (this.#closed) return Promise.reject(new EngineError('MODEL_CLOSED', 'The VAD detector has been closed.'));
+    this.#model ??= WhisperVadModel.load(this.modelPath, { threads: this.#o.threads }, run).catch((err: unknown) => {
+      this.#model = undefined;
+      throw err;
+    });
+    return this.#model;
   }
 
-  async close(): Promise<void> {}
+  stream(opts: VadOptions = {}): WhisperVadStream {
+    return new WhisperVadStream(async (pcm, o, run) => (await this.load(run)).detect(pcm, o, run), opts, this.#o);
+  }
+
+  /** Frees the weights once running detections finish; later streams fail with MODEL_CLOSED. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const model = this.#model;
+    this.#model = undefined;
+    await (await model?.catch(() => undefined))?.close();
+  }
 }
 
 const CONTEXT = 2 * SAMPLE_RATE; // warm-up audio before each block (Silero's state needs about a second)
 const REWIND = SAMPLE_RATE / 2;
 
 export class WhisperVadStream implements SpanStream {
-  readonly #path: string;
-  readonly #vadOpts: { threshold?: number; minSpeechMs?: number; minSilenceMs?: number; speechPadMs?: number };
+  readonly #detect: Detect;
+  readonly #vadOpts: VadParams;
   readonly #block: number;
-  readonly #threads: number;
   /** A span ending this close to a block's end may still grow: analysed again with the next block. */
   readonly #holdback: number;
   readonly #buf = new PcmBuffer();
@@ -69,8 +101,8 @@ export class WhisperVadStream implements SpanStream {
   #lastEnd = 0;
   #ended = false;
 
-  constructor(path: string, o: VadOptions, w: Required<WhisperCppVadOptions>) {
-    this.#path = path;
+  constructor(detect: Detect, o: VadOptions, w: Required<WhisperCppVadOptions>) {
+    this.#detect = detect;
     const pad = o.speechPadMs ?? 60;
     const minSilence = o.minSilenceMs ?? 100;
     this.#vadOpts = {
@@ -80,7 +112,6 @@ export class WhisperVadStream implements SpanStream {
       speechPadMs: pad,
     };
     this.#block = Math.round(w.blockSec * SAMPLE_RATE);
-    this.#threads = w.threads;
     this.#holdback = Math.round(((minSilence + 2 * pad) / 1000 + 0.5) * SAMPLE_RATE);
   }
 
@@ -88,27 +119,27 @@ export class WhisperVadStream implements SpanStream {
     return Math.max(0, this.#from - CONTEXT);
   }
 
-  async push(chunk: Float32Array): Promise<SpeechSpan[]> {
+  async push(chunk: Float32Array, run: RunOptions = {}): Promise<SpeechSpan[]> {
     if (this.#ended) throw new EngineError('VAD_FAILED', 'push() after end() on a VAD stream.');
     this.#buf.push(chunk);
     const out: SpeechSpan[] = [];
-    while (this.#buf.end - this.#from >= this.#block) await this.#analyse(this.#from + this.#block, false, out);
+    while (this.#buf.end - this.#from >= this.#block) await this.#analyse(this.#from + this.#block, false, out, run);
     return out;
   }
 
-  async end(): Promise<SpeechSpan[]> {
+  async end(run: RunOptions = {}): Promise<SpeechSpan[]> {
     if (this.#ended) return [];
     this.#ended = true;
     const out: SpeechSpan[] = [];
-    if (this.#buf.end > this.#from) await this.#analyse(this.#buf.end, true, out);
+    if (this.#buf.end > this.#from) await this.#analyse(this.#buf.end, true, out, run);
     return out;
   }
 
-  async #analyse(to: number, final: boolean, out: SpeechSpan[]): Promise<void> {
+  async #analyse(to: number, final: boolean, out: SpeechSpan[], run: RunOptions): Promise<void> {
     const from = this.#from;
     const at = Math.max(this.#buf.start, from - CONTEXT);
     const pcm = this.#buf.slice(at, to);
-    const spans = await detectSpeechWhisperVad(pcm, this.#path, { ...this.#vadOpts, threads: this.#threads });
+    const spans = await this.#detect(pcm, this.#vadOpts, { signal: run.signal });
     const settleBefore = final ? Number.POSITIVE_INFINITY : to - this.#holdback;
     let next = final ? to : settleBefore;
     for (const s of spans) {

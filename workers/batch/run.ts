@@ -11,8 +11,9 @@
 import { createHash } from 'node:crypto';
 import { appendFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { EngineError, isEngineError } from '../../engine/errors.ts';
+import { EngineError } from '../../engine/errors.ts';
 import type { Transcript } from '../../engine/types.ts';
+import { failureCode } from '../errors.ts';
 import type { CaptionFormat, JobQueue, TranscriptionJobOptions } from '../types.ts';
 import type { BatchItem } from './inputs.ts';
 
@@ -201,7 +202,7 @@ export async function runBatch(options: BatchOptions): Promise<BatchReport> {
         return;
       }
       stats.failed += 1;
-      const code = isEngineError(err) ? err.code : 'INTERNAL_ERROR';
+      const code = failureCode(err);
       await finish({
         id: item.id,
         source: item.source,

@@ -1,12 +1,14 @@
 /**
- * Test helpers for the real Redis at 127.0.0.1:6379 (REDIS_TEST_URL overrides): a fresh queue name
+ * Test helpers for the real Redis at TEST_REDIS_URL (test-support/services.ts): a fresh queue name
  * per test, its keys deleted afterwards, and a clear failure when Redis is not there.
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { type BullmqQueue, type BullmqQueueOptions, createBullmqQueue } from '../bullmq-queue.ts';
 
-export const REDIS_URL = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379';
+export { TEST_REDIS_URL as REDIS_URL } from '../../test-support/services.ts';
+
+import { TEST_REDIS_URL as REDIS_URL } from '../../test-support/services.ts';
 
 export async function assertRedisReachable(url = REDIS_URL): Promise<void> {
   const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });

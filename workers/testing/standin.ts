@@ -68,6 +68,8 @@ export function createStandinProcessor(calls?: StandinCalls): JobProcessor {
         throw new EngineError(code, `stand-in failure ${code}`, status ? { details: { status: Number(status) } } : {});
       };
       if (url.pathname === 'fail') fail();
+      // A bug in the processor: not an EngineError at all.
+      if (url.pathname === 'bug') throw new TypeError("Cannot read properties of undefined (reading 'start')");
       if (url.pathname === 'flaky' && ctx.attempt <= Number(q.get('failures') ?? 1)) fail();
       ctx.onProgress({ stage: 'asr', fraction: 0, done: 0 });
       for (let i = 1; i <= steps; i++) {

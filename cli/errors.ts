@@ -1,0 +1,9 @@
+/**
+ * The CLI's own failure codes. Everything else it prints after `error:` is an EngineError code
+ * (engine/errors.ts); a thrown value that is not one is INTERNAL_ERROR.
+ */
+export const CLI_ERROR_CODES = {
+  USAGE: 'The command line is wrong (an unknown option, a bad value, no <file-or-url>); exit status 2.',
+} as const;
+
+export type CliErrorCode = keyof typeof CLI_ERROR_CODES;

@@ -1,0 +1,69 @@
+// Abort inside a graph.
+//
+// whisper.cpp 1.9.1 polls abort_callback only between graphs: after a whole encoder pass, which
+// takes seconds on a busy CPU. ggml's CPU backend can poll between nodes, but whisper.cpp never
+// hands it a callback. When the addon is linked with --wrap=ggml_backend_init_by_type (Linux,
+// see CMakeLists.txt), every CPU backend whisper_init_state creates on a job's thread gets the
+// job's AbortState. Node-level aborts are armed only while the encoder runs (or during our own
+// language detection): the DTW pass after a segment asserts that its decoder graph succeeds, so
+// an abort there would take the process down; decoder graphs are short anyway.
+#pragma once
+
+#include <whisper.h>
+
+#include <atomic>
+
+namespace whisper_addon {
+
+struct AbortState {
+  std::atomic<bool> requested{false};
+  std::atomic<bool> node_abort_armed{false};
+};
+
+// A CPU backend that outlives the job that created it (a VAD context serves every detection of
+// its detector) polls whichever job is using it now; `current` is null between jobs.
+struct AbortRelay {
+  std::atomic<AbortState*> current{nullptr};
+};
+
+// Points `relay` at `a` for the duration of a scope.
+class RelayTo {
+ public:
+  RelayTo(AbortRelay* relay, AbortState* a) : relay_(relay) { relay_->current.store(a); }
+  ~RelayTo() { relay_->current.store(nullptr); }
+  RelayTo(const RelayTo&) = delete;
+  RelayTo& operator=(const RelayTo&) = delete;
+
+ private:
+  AbortRelay* relay_;
+};
+
+// Arms CPU backends created on this thread (by whisper_init_state, whisper_vad_init_*) with `a`,
+// or with whichever job `relay` points at, while in scope.
+class BackendAbortScope {
+ public:
+  explicit BackendAbortScope(AbortState* a);
+  explicit BackendAbortScope(AbortRelay* relay);
+  ~BackendAbortScope();
+  BackendAbortScope(const BackendAbortScope&) = delete;
+  BackendAbortScope& operator=(const BackendAbortScope&) = delete;
+};
+
+// Arms node-level abort for the duration of a scope.
+class NodeAbortArmed {
+ public:
+  explicit NodeAbortArmed(AbortState* a) : a_(a) { a_->node_abort_armed.store(true); }
+  ~NodeAbortArmed() { a_->node_abort_armed.store(false); }
+  NodeAbortArmed(const NodeAbortArmed&) = delete;
+  NodeAbortArmed& operator=(const NodeAbortArmed&) = delete;
+
+ private:
+  AbortState* a_;
+};
+
+// whisper.cpp's abort_callback: called at the end of every encoder pass and decoder step.
+bool AbortCallback(void* user_data);
+// whisper.cpp's encoder_begin_callback: called before each 30 s window's encoder pass.
+bool EncoderBeginCallback(whisper_context*, whisper_state*, void* user_data);
+
+}  // namespace whisper_addon

@@ -1,0 +1,65 @@
+// The loaded model, shared by every job that runs on it.
+#pragma once
+
+#include <napi.h>
+#include <whisper.h>
+
+#include <memory>
+#include <string>
+
+#include "job.h"
+
+namespace whisper_addon {
+
+using ContextPtr = std::shared_ptr<whisper_context>;
+
+struct ModelInfo {
+  std::string type;
+  bool multilingual = false;
+  int n_mels = 0, n_vocab = 0, n_audio_layer = 0, n_text_layer = 0, n_text_ctx = 0;
+  int token_eot = 0, token_beg = 0;
+  std::string backend;
+  std::string system;
+  std::string dtw;  // preset name, empty when DTW is off
+  bool flash_attn = false;
+};
+
+struct AddonData {
+  Napi::FunctionReference model_ctor;
+  Napi::FunctionReference vad_ctor;
+};
+
+class Model : public Napi::ObjectWrap<Model> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "WhisperModelNative",
+                       {
+                           InstanceMethod<&Model::Info>("info"),
+                           InstanceMethod<&Model::Transcribe>("transcribe"),
+                           InstanceMethod<&Model::DetectLanguage>("detectLanguage"),
+                           InstanceMethod<&Model::Free>("free"),
+                       });
+  }
+
+  // Constructed only from LoadJob::Result, with an External carrying the loaded context.
+  explicit Model(const Napi::CallbackInfo& info);
+
+  ContextPtr ctx_;
+  ModelInfo info_;
+
+ private:
+  Napi::Value Info(const Napi::CallbackInfo& info);
+  Napi::Value Transcribe(const Napi::CallbackInfo& info);
+  Napi::Value DetectLanguage(const Napi::CallbackInfo& info);
+  Napi::Value Free(const Napi::CallbackInfo& info);
+
+  ContextPtr Context(Napi::Env env) {
+    if (!ctx_) throw CodedError(env, "MODEL_CLOSED", "The model has been closed.");
+    return ctx_;
+  }
+};
+
+// load(path, {useGpu, gpuDevice, flashAttn, dtw}) → {promise<Model>, abort}
+Napi::Value Load(const Napi::CallbackInfo& info);
+
+}  // namespace whisper_addon

@@ -1,0 +1,60 @@
+/**
+ * Test code reaches the shared fixtures and the test services one way each: fixtures through
+ * test-support/fixtures.ts (every file checked against the fixtures' manifest), Redis and PostgreSQL
+ * through the variables of test-support/services.ts. This scans the tests, their helpers and the
+ * benchmarks for any other way in.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '..');
+
+function sources(): Array<{ rel: string; text: string }> {
+  const out: Array<{ rel: string; text: string }> = [];
+  const walk = (dir: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) {
+        if (!['node_modules', 'results', 'cache', '.cache'].includes(e.name)) walk(p);
+      } else if (e.name.endsWith('.ts')) {
+        out.push({ rel: relative(ROOT, p), text: readFileSync(p, 'utf8') });
+      }
+    }
+  };
+  for (const d of ['engine', 'api', 'workers', 'models', 'cli', 'scripts', 'benchmarks', 'test-support']) {
+    walk(join(ROOT, d));
+  }
+  return out;
+}
+
+/** Code only: comments may well name the folder. */
+const code = (text: string) => text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:])\/\/.*$/gm, '$1');
+
+const files = sources();
+
+describe('test hygiene', () => {
+  it('reaches ../shared/fixtures only through the checked resolver', () => {
+    const offenders = files
+      .filter((f) => f.rel !== 'test-support/fixtures.ts' && f.rel !== 'scripts/test-hygiene.test.ts')
+      .filter((f) => /['"`][^'"`\n]*shared\/fixtures|\bFIXTURES_DIR\b/.test(code(f.text)))
+      .map((f) => f.rel);
+    expect(offenders).toEqual([]);
+  });
+
+  it('takes the test services from one place, under one name each', () => {
+    const offenders = files
+      .filter((f) => f.rel !== 'test-support/services.ts' && f.rel !== 'scripts/test-hygiene.test.ts')
+      .filter((f) => /process\.env\.\w*(REDIS|DATABASE|POSTGRES|PG)\w*/.test(code(f.text)))
+      .filter((f) => /\.test\.ts$|\/testing\/|^test-support\//.test(f.rel))
+      .map((f) => f.rel);
+    expect(offenders).toEqual([]);
+  });
+
+  it('the scan sees the files it polices', () => {
+    const rels = files.map((f) => f.rel);
+    expect(rels).toContain('test-support/fixtures.ts');
+    expect(rels).toContain('benchmarks/vad.ts');
+    expect(rels).toContain('workers/testing/redis.ts');
+  });
+});

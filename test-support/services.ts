@@ -1,0 +1,8 @@
+/**
+ * The test services, one variable each (the CI machine's defaults otherwise): every test and test
+ * helper that needs Redis or PostgreSQL takes its URL from here.
+ *   TEST_REDIS_URL      default redis://127.0.0.1:6379
+ *   TEST_DATABASE_URL   default postgres://postgres@127.0.0.1:5432/test
+ */
+export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

@@ -1,0 +1,29 @@
+/** The progress throttle between a processor and the queue's store (fake clock: no sleeps). */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { Progress } from '../engine/types.ts';
+import { throttleProgress } from './job-input.ts';
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('throttleProgress', () => {
+  it('passes the first report and every stage change at once, then one report per interval', () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const seen: Progress[] = [];
+    const report = throttleProgress((p) => seen.push(p), 250);
+    report({ stage: 'decode', done: 0 });
+    vi.advanceTimersByTime(10);
+    report({ stage: 'decode', done: 1 }); // 10 ms later, same stage: dropped
+    report({ stage: 'vad', done: 1 }); // a new stage: at once
+    vi.advanceTimersByTime(249);
+    report({ stage: 'vad', done: 2 }); // 249 ms: dropped
+    vi.advanceTimersByTime(1);
+    report({ stage: 'vad', done: 3 }); // 250 ms: passed
+    expect(seen).toEqual([
+      { stage: 'decode', done: 0 },
+      { stage: 'vad', done: 1 },
+      { stage: 'vad', done: 3 },
+    ]);
+  });
+});
