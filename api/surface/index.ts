@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
 import { matchesIfNoneMatch } from '../http-cache.ts';
+import { errorRef } from '../schemas.ts';
 import { buildDocuments, DOC_PATHS, type Doc, type DocumentSet } from './documents.ts';
 import { plans, plansSchema } from './facts.ts';
 import { DOCS_TOOLS, mcpRoutes, serviceTools } from './mcp.ts';
@@ -130,7 +131,7 @@ export async function agentSurface(
         },
         response: {
           200: { description: 'SKILL.md', content: { 'text/markdown': { schema: {} } } },
-          404: { $ref: 'ErrorBody#' },
+          404: errorRef,
         },
       },
     },
@@ -157,7 +158,7 @@ export async function agentSurface(
         response: {
           200: { description: 'The agent view', content: { 'application/json': { schema: { type: 'object' } } } },
           302: { type: 'null', description: 'To the developer page' },
-          400: { $ref: 'ErrorBody#' },
+          400: errorRef,
         },
       },
     },

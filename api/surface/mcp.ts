@@ -18,6 +18,7 @@ import {
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
+import { errorResponses } from '../schemas.ts';
 import type { DocumentSet } from './documents.ts';
 import { MCP_DOCS_PATH, MCP_PATH, SERVICE_TITLE, SERVICE_VERSION } from './facts.ts';
 import type { RouteTable } from './route-table.ts';
@@ -197,7 +198,7 @@ export async function mcpRoutes(app: FastifyInstance, opts: McpOptions): Promise
           tags: ['mcp'],
           summary,
           body: mcpBody,
-          response: { 403: { $ref: 'ErrorBody#' }, 429: { $ref: 'ErrorBody#' } },
+          response: errorResponses(400, 403, 413, 429),
         },
       },
       (request, reply) => serveMcp(make(request), request, reply),
