@@ -29,6 +29,7 @@ import { transcribeRoutes } from './routes/transcribe.ts';
 import { uploadRoutes } from './routes/uploads.ts';
 import { type DataPlaneOptions, videoRoutes } from './routes/videos.ts';
 import type { Storage } from './storage/types.ts';
+import { agentSurface, RouteTable } from './surface/index.ts';
 import type { Transcriber } from './transcriber.ts';
 import { MemoryNonceLock, type NonceLock, RedisNonceLock } from './x402/nonce-lock.ts';
 
@@ -84,6 +85,8 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     bodyLimit: 64 * 1024,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   });
+  // First, so that every route registered after it joins the discovery documents.
+  const routeTable = RouteTable.install(app);
 
   app.setErrorHandler((err, request, reply) => {
     const mapped = toErrorResponse(err);
@@ -237,6 +240,7 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     storage: deps.storage,
     ...(deps.x402SettleMarginSec !== undefined ? { settleMarginSec: deps.x402SettleMarginSec } : {}),
   });
+  await agentSurface(app, { config, table: routeTable });
   return app;
 }
 

@@ -16,12 +16,13 @@ import { ExactEvmSchemeV1 } from '@x402/evm/v1';
 import { wrapFetchWithPayment } from '@x402/fetch';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SafeFetcher } from '../engine/source/index.ts';
+import type { SafeFetcher } from '../engine/source/index.ts';
 import { makeTestPki, type TestPki } from '../engine/source/testing/tls.ts';
 import { fixture } from '../models/test-support.ts';
 import type { SqlStorage } from './storage/sql.ts';
 import { LocalFacilitator } from './testing/facilitator.ts';
 import { Client, memoryStorage, PAY_TO, startTestApp, type TestApp, testConfig } from './testing/harness.ts';
+import { loopbackMediaFetcher } from './testing/media.ts';
 import { createServiceTranscriber, type Transcriber } from './transcriber.ts';
 
 const MEDIA_HOST = 'media.example.test';
@@ -65,15 +66,7 @@ describe('end to end with the real engine', () => {
     originUrl = `https://${MEDIA_HOST}:${(origin.address() as AddressInfo).port}`;
 
     // TEST-ONLY fetcher: trusts the test CA, resolves the media host to loopback.
-    fetcher = new SafeFetcher({
-      ca: pki.ca,
-      dangerouslyAllowLoopback: true,
-      allowedPorts: 'any',
-      lookup: async (host) => {
-        if (host !== MEDIA_HOST) throw Object.assign(new Error(`ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
-        return [{ address: '127.0.0.1', family: 4 }];
-      },
-    });
+    fetcher = loopbackMediaFetcher(pki.ca, MEDIA_HOST);
     // The service's own transcriber: the in-process job queue and its worker, the real engine.
     transcriber = await createServiceTranscriber({ model: 'synthetic-tiny', maxDurationSec: 600, fetcher, threads: 2 });
     storage = await memoryStorage();

@@ -22,6 +22,7 @@ export const API_ERROR_CODES = {
   OIDC_NOT_CONFIGURED: 'This sign-in provider is not configured on the service.',
   OIDC_FAILED: 'The identity provider sign-in did not complete.',
   NOT_FOUND: 'No such route.',
+  METHOD_NOT_ALLOWED: 'The route exists but not for this method; see Allow.',
   RATE_LIMITED: 'Too many requests; see Retry-After.',
   PAYMENT_REQUIRED: 'This operation is paid: send an X-PAYMENT header per x402.',
   PAYMENT_INVALID: 'The X-PAYMENT header does not match the payment requirements or was rejected.',

@@ -91,6 +91,7 @@ describe('POST /api/agent/transcribe (x402 v1)', () => {
       price: { amount: '0.05', currency: 'USDC', decimals: 6, baseUnits: '50000' },
       protocol: 'x402',
       x402Version: 1,
+      enabled: true,
       paymentsEnabled: true,
       network: 'base-sepolia',
       asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
@@ -313,6 +314,7 @@ describe('POST /api/agent/transcribe without a receiving wallet', () => {
     const t = await startTestApp(testConfig());
     try {
       const terms = (await t.app.inject({ url: '/api/agent/transcribe' })).json();
+      expect(terms.enabled).toBe(false);
       expect(terms.paymentsEnabled).toBe(false);
       const res = await t.app.inject({ method: 'POST', url: '/api/agent/transcribe', payload: { sourceUrl: SOURCE } });
       expect(res.statusCode).toBe(503);

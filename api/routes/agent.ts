@@ -10,12 +10,13 @@ import { encodePaymentResponseHeader, type HTTPFacilitatorClient } from '@x402/c
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isEngineError } from '../../engine/errors.ts';
 import type { Admission } from '../admission.ts';
-import { AGENT_PRICE, type Config } from '../config.ts';
+import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
 import { clientNetwork } from '../ratelimit.ts';
 import { errorResponses, TRANSCRIPTION_ERRORS } from '../schemas.ts';
 import { checkPublicHttpsUrl } from '../source-url.ts';
 import type { Storage } from '../storage/types.ts';
+import { AGENT_TRANSCRIBE_PATH, paymentTerms, paymentTermsSchema } from '../surface/facts.ts';
 import type { TranscribeRequest, Transcriber } from '../transcriber.ts';
 import type { NonceLock } from '../x402/nonce-lock.ts';
 import {
@@ -30,7 +31,7 @@ import { type TranscribeBody, transcribeBody, transcribeForClient, transcriptSch
 
 /** Time an authorization must have left when it arrives; half of it is kept for settling. */
 export const SETTLE_MARGIN_SEC = 30;
-const PATH = '/api/agent/transcribe';
+const PATH = AGENT_TRANSCRIBE_PATH;
 
 export interface AgentOptions {
   config: Readonly<Config>;
@@ -58,48 +59,10 @@ export async function agentRoutes(app: FastifyInstance, opts: AgentOptions): Pro
         operationId: 'getAgentTranscribeTerms',
         tags: ['agent'],
         summary: 'Price and payment terms of the paid transcription endpoint.',
-        response: {
-          200: {
-            type: 'object',
-            required: ['price', 'protocol', 'x402Version', 'paymentsEnabled', 'network', 'asset'],
-            properties: {
-              price: {
-                type: 'object',
-                required: ['amount', 'currency', 'decimals', 'baseUnits'],
-                properties: {
-                  amount: { type: 'string' },
-                  currency: { type: 'string' },
-                  decimals: { type: 'integer' },
-                  baseUnits: { type: 'string' },
-                },
-              },
-              protocol: { type: 'string', enum: ['x402'] },
-              x402Version: { type: 'integer' },
-              paymentsEnabled: { type: 'boolean' },
-              network: { type: 'string' },
-              asset: { type: 'string' },
-              payTo: { type: ['string', 'null'] },
-              resource: { type: 'string' },
-            },
-          },
-        },
+        response: { 200: paymentTermsSchema },
       },
     },
-    async () => ({
-      price: {
-        amount: AGENT_PRICE.usdc,
-        currency: 'USDC',
-        decimals: AGENT_PRICE.decimals,
-        baseUnits: AGENT_PRICE.baseUnits,
-      },
-      protocol: 'x402',
-      x402Version: 1,
-      paymentsEnabled: x.payTo !== undefined,
-      network: x.network,
-      asset: x.asset,
-      payTo: x.payTo ?? null,
-      resource,
-    }),
+    async () => paymentTerms(config),
   );
 
   app.post(

@@ -6,11 +6,11 @@
  * sends, validated.
  */
 
-import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { CAPTION_CONTENT_TYPES } from '../../engine/captions/index.ts';
 import { requireSession } from '../auth/session.ts';
 import { ApiError } from '../errors.ts';
+import { matchesIfNoneMatch, strongEtag } from '../http-cache.ts';
 import { loadVideo, requireMember, requireViewer } from '../media/access.ts';
 import { MAX_CAPTION_BYTES, normalizeCaptions } from '../media/captions.ts';
 import { csrfHeader, errorRef } from '../schemas.ts';
@@ -29,15 +29,6 @@ const statusSchema = {
     },
   },
 } as const;
-
-/** Strong: the same bytes always get the same tag, different bytes a different one. */
-const etagOf = (body: string) => `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
-
-function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
-  if (!header) return false;
-  if (header.trim() === '*') return true;
-  return header.split(',').some((t) => t.trim() === etag);
-}
 
 export async function captionRoutes(app: FastifyInstance, o: DataPlaneOptions): Promise<void> {
   const { storage } = o;
@@ -110,7 +101,7 @@ export async function captionRoutes(app: FastifyInstance, o: DataPlaneOptions): 
       reply.header('cache-control', 'private, no-cache');
       reply.header('x-content-type-options', 'nosniff');
       if (q.inline !== undefined) {
-        const etag = etagOf(captions.vtt);
+        const etag = strongEtag(captions.vtt);
         reply.header('etag', etag);
         if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send();
         return reply.type(CAPTION_CONTENT_TYPES.vtt).send(captions.vtt);

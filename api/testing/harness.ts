@@ -142,4 +142,9 @@ export class Client {
     this.csrf = res.json<{ csrfToken: string }>().csrfToken;
     return this.csrf;
   }
+
+  /** The Cookie header this client would send, for clients outside inject (fetch, the MCP SDK). */
+  cookieHeader(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
 }

@@ -1,0 +1,173 @@
+/**
+ * The agent surface: `GET /api/plans`, the discovery documents, `GET /?mode=agent` and the
+ * two MCP servers. Registered last in buildApp; the documents are generated once the app
+ * is ready, when the route table and the OpenAPI file are complete.
+ */
+
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config.ts';
+import { ApiError } from '../errors.ts';
+import { matchesIfNoneMatch } from '../http-cache.ts';
+import { errorRef } from '../schemas.ts';
+import { buildDocuments, DOC_PATHS, type Doc, type DocumentSet } from './documents.ts';
+import { plans, plansSchema } from './facts.ts';
+import { DOCS_TOOLS, mcpRoutes, serviceTools } from './mcp.ts';
+import type { RouteTable } from './route-table.ts';
+
+export { RouteTable } from './route-table.ts';
+
+/** Documents change only with a deploy or a config change; five minutes keeps them fresh enough. */
+const CACHE_CONTROL = 'public, max-age=300';
+
+export async function agentSurface(
+  app: FastifyInstance,
+  opts: { config: Readonly<Config>; table: RouteTable },
+): Promise<void> {
+  const { config, table } = opts;
+  let docs: DocumentSet | undefined;
+  const getDocs = (): DocumentSet => {
+    if (!docs) throw new Error('documents are built when the app is ready');
+    return docs;
+  };
+  app.addHook('onReady', async () => {
+    docs = buildDocuments({
+      config,
+      routes: table.public,
+      openapi: app.swagger(),
+      tools: serviceTools(table),
+      docsTools: DOCS_TOOLS,
+    });
+  });
+
+  app.get(
+    '/api/plans',
+    {
+      schema: {
+        operationId: 'listPlans',
+        tags: ['meta'],
+        summary: 'How transcription is paid for: a signed-in account, or per call over x402.',
+        response: { 200: plansSchema },
+      },
+    },
+    async () => plans(config),
+  );
+
+  const send = (request: FastifyRequest, reply: FastifyReply, doc: Doc) => {
+    reply.header('cache-control', CACHE_CONTROL).header('etag', doc.etag).header('x-content-type-options', 'nosniff');
+    if (doc.mediaType.startsWith('text/html')) {
+      reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
+    }
+    if (matchesIfNoneMatch(request.headers['if-none-match'], doc.etag)) return reply.code(304).send();
+    return reply.type(doc.mediaType).send(doc.body);
+  };
+
+  const documentRoute = (id: keyof typeof DOC_PATHS, operationId: string, summary: string, mediaType: string) => {
+    app.get(
+      DOC_PATHS[id],
+      {
+        schema: {
+          operationId,
+          tags: ['discovery'],
+          summary,
+          response: { 200: { description: summary, content: { [mediaType]: { schema: {} } } } },
+        },
+      },
+      (request, reply) => send(request, reply, getDocs().get(id)!),
+    );
+  };
+  documentRoute('llms.txt', 'getLlmsTxt', 'llms.txt: the service in one page for language models.', 'text/plain');
+  documentRoute(
+    'auth.md',
+    'getAuthDoc',
+    'How to sign in, and what does not exist (tokens, API keys).',
+    'text/markdown',
+  );
+  documentRoute('pricing.md', 'getPricingDoc', 'Plans, the x402 price and the payment flow.', 'text/markdown');
+  documentRoute('api-catalog', 'getApiCatalog', 'RFC 9727 API catalog (a linkset).', 'application/linkset+json');
+  documentRoute(
+    'server-card.json',
+    'getMcpServerCard',
+    'The MCP server card: transport, tools, auth.',
+    'application/json',
+  );
+  documentRoute('agent-skills', 'getAgentSkillsIndex', 'Agent skills discovery index.', 'application/json');
+  documentRoute(
+    'oauth-authorization-server',
+    'getOAuthAuthorizationServer',
+    'OAuth metadata, honest: no token endpoint, no client registration.',
+    'application/json',
+  );
+  documentRoute(
+    'openid-configuration',
+    'getOpenIdConfiguration',
+    'OpenID metadata, honest: not an OpenID provider.',
+    'application/json',
+  );
+  documentRoute(
+    'oauth-protected-resource',
+    'getOAuthProtectedResource',
+    'RFC 9728 metadata: a session cookie, no bearer tokens.',
+    'application/json',
+  );
+  documentRoute(
+    'ucp',
+    'getPaymentDiscovery',
+    'Payment discovery: the x402 terms and whether payments are enabled.',
+    'application/json',
+  );
+  documentRoute('developers', 'getDevelopersPage', 'The developer page, for people.', 'text/html');
+
+  app.get(
+    '/.well-known/agent-skills/:name/SKILL.md',
+    {
+      schema: {
+        operationId: 'getAgentSkill',
+        tags: ['discovery'],
+        summary: 'One agent skill (SKILL.md).',
+        params: {
+          type: 'object',
+          required: ['name'],
+          properties: { name: { type: 'string', pattern: '^[a-z0-9-]{1,64}$' } },
+        },
+        response: {
+          200: { description: 'SKILL.md', content: { 'text/markdown': { schema: {} } } },
+          404: errorRef,
+        },
+      },
+    },
+    (request, reply) => {
+      const { name } = request.params as { name: string };
+      const doc = getDocs().get(`skill/${name}`);
+      if (!doc) throw new ApiError(404, 'NOT_FOUND', `No skill ${name}.`);
+      return send(request, reply, doc);
+    },
+  );
+
+  app.get(
+    '/',
+    {
+      schema: {
+        operationId: 'getAgentView',
+        tags: ['discovery'],
+        summary: 'With mode=agent: capabilities, auth and endpoints as JSON. Without: a redirect to /developers.',
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { mode: { type: 'string', enum: ['agent'] } },
+        },
+        response: {
+          200: { description: 'The agent view', content: { 'application/json': { schema: { type: 'object' } } } },
+          302: { type: 'null', description: 'To the developer page' },
+          400: errorRef,
+        },
+      },
+    },
+    (request, reply) => {
+      const { mode } = request.query as { mode?: 'agent' };
+      if (mode === 'agent') return send(request, reply, getDocs().get('agent-view')!);
+      return reply.redirect(DOC_PATHS.developers, 302);
+    },
+  );
+
+  await mcpRoutes(app, { config, table, docs: getDocs });
+}

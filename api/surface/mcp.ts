@@ -1,0 +1,299 @@
+/**
+ * The two MCP servers over Streamable HTTP, stateless (no session id): `/mcp` with the
+ * service's tools and `/mcp/docs` with search over the documents. Each POST builds a fresh
+ * SDK `Server` and web-standard transport in JSON-response mode and answers through
+ * Fastify's own reply, so rate limits, their headers and the error handler apply as on
+ * any route. A client that goes away closes the server, which aborts running tools.
+ */
+
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import {
+  CallToolRequestSchema,
+  CancelledNotificationSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config.ts';
+import { ApiError } from '../errors.ts';
+import { errorResponses } from '../schemas.ts';
+import type { DocumentSet } from './documents.ts';
+import { MCP_DOCS_PATH, MCP_PATH, SERVICE_TITLE, SERVICE_VERSION } from './facts.ts';
+import type { RouteTable } from './route-table.ts';
+import { callTool, TOOLS, type ToolDefinition, type ToolResult, toolDefinition, toolError } from './tools.ts';
+
+export const SERVER_NAME = 'transcribe-api';
+export const DOCS_SERVER_NAME = 'transcribe-api-docs';
+
+export interface DocsTool {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: Record<string, unknown> & { type: 'object' };
+  outputSchema: Record<string, unknown> & { type: 'object' };
+  annotations: { readOnlyHint: true; openWorldHint: false; title: string };
+}
+
+export const DOCS_TOOLS: readonly DocsTool[] = [
+  {
+    name: 'search_docs',
+    title: 'Search the documentation',
+    description:
+      "Ranked search over the service's documents: discovery documents, pricing, auth and the API reference.",
+    inputSchema: {
+      type: 'object',
+      required: ['query'],
+      additionalProperties: false,
+      properties: {
+        query: { type: 'string', minLength: 1, maxLength: 500 },
+        limit: { type: 'integer', minimum: 1, maximum: 20, default: 5 },
+      },
+    },
+    outputSchema: {
+      type: 'object',
+      required: ['results'],
+      properties: {
+        results: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['id', 'title', 'url', 'score', 'snippet'],
+            properties: {
+              id: { type: 'string' },
+              title: { type: 'string' },
+              url: { type: 'string' },
+              score: { type: 'number' },
+              snippet: { type: 'string' },
+            },
+          },
+        },
+      },
+    },
+    annotations: { title: 'Search the documentation', readOnlyHint: true, openWorldHint: false },
+  },
+  {
+    name: 'get_doc',
+    title: 'Get a document',
+    description: 'One document, whole, by the id search_docs gives.',
+    inputSchema: {
+      type: 'object',
+      required: ['id'],
+      additionalProperties: false,
+      properties: { id: { type: 'string', minLength: 1, maxLength: 200 } },
+    },
+    outputSchema: {
+      type: 'object',
+      required: ['id', 'title', 'url', 'mediaType', 'text'],
+      properties: {
+        id: { type: 'string' },
+        title: { type: 'string' },
+        url: { type: 'string' },
+        mediaType: { type: 'string' },
+        text: { type: 'string' },
+      },
+    },
+    annotations: { title: 'Get a document', readOnlyHint: true, openWorldHint: false },
+  },
+];
+
+export interface McpOptions {
+  config: Readonly<Config>;
+  table: RouteTable;
+  docs: () => DocumentSet;
+}
+
+/** The tools of `/mcp` as `tools/list` shows them (the documents list the same). */
+export function serviceTools(table: RouteTable): ToolDefinition[] {
+  return TOOLS.map((spec) => toolDefinition(spec, table));
+}
+
+const mcpBody = {
+  description: 'A JSON-RPC 2.0 message (MCP Streamable HTTP, stateless).',
+  anyOf: [{ type: 'object' }, { type: 'array' }],
+} as const;
+
+export async function mcpRoutes(app: FastifyInstance, opts: McpOptions): Promise<void> {
+  const { config, table } = opts;
+  const allowedOrigin = new URL(config.publicUrl).origin;
+
+  /** DNS-rebinding defence (MCP transport spec): a browser page from elsewhere is refused. */
+  const checkOrigin = async (request: FastifyRequest) => {
+    const origin = request.headers.origin;
+    if (origin !== undefined && origin !== allowedOrigin) {
+      throw new ApiError(403, 'FORBIDDEN', `Origin ${origin} may not call this MCP server.`);
+    }
+  };
+
+  // Stateless: a `notifications/cancelled` arrives in a POST of its own, to a server that
+  // never saw the call. Calls in flight are kept here by session and request id so the
+  // caller's own session, from the same address, can cancel them (two clients sharing both
+  // and reusing a request id would cancel the later call: the spec lets a server ignore a
+  // cancellation it cannot match, never act on another caller's). Entries live as long as
+  // their call, so the map is bounded by the calls the rate limits and admission let in.
+  const inFlight = new Map<string, AbortController>();
+  const flightKey = (request: FastifyRequest, id: string | number) =>
+    request.auth ? `${request.auth.tokenHash}|${request.ip}|${typeof id}:${id}` : undefined;
+
+  const serviceServer = (request: FastifyRequest): Server => {
+    const server = new Server(
+      { name: SERVER_NAME, title: SERVICE_TITLE, version: SERVICE_VERSION },
+      {
+        capabilities: { tools: { listChanged: false } },
+        instructions:
+          'Tools over the transcription service. health_check and show_plans need nothing; the others act as the signed-in user whose session cookie comes with the HTTP request.',
+      },
+    );
+    const defs = serviceTools(table);
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: defs.map(listed) }));
+    server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
+      const i = defs.findIndex((d) => d.name === req.params.name);
+      if (i === -1) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name}`);
+      const key = flightKey(request, extra.requestId);
+      const controller = new AbortController();
+      const onAbort = () => controller.abort(extra.signal.reason);
+      extra.signal.addEventListener('abort', onAbort, { once: true });
+      if (key) inFlight.set(key, controller);
+      try {
+        return await callTool(defs[i]!, TOOLS[i]!, table, req.params.arguments ?? {}, {
+          app,
+          config,
+          request,
+          signal: controller.signal,
+        });
+      } finally {
+        extra.signal.removeEventListener('abort', onAbort);
+        if (key && inFlight.get(key) === controller) inFlight.delete(key);
+      }
+    });
+    server.setNotificationHandler(CancelledNotificationSchema, async (n) => {
+      const id = n.params.requestId;
+      const key = id === undefined ? undefined : flightKey(request, id);
+      if (key) inFlight.get(key)?.abort(new Error(n.params.reason ?? 'cancelled by the client'));
+    });
+    return server;
+  };
+
+  const docsServer = (): Server => {
+    const server = new Server(
+      { name: DOCS_SERVER_NAME, title: `${SERVICE_TITLE} documentation`, version: SERVICE_VERSION },
+      { capabilities: { tools: { listChanged: false } }, instructions: 'Read-only search over the documentation.' },
+    );
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...DOCS_TOOLS] }));
+    server.setRequestHandler(CallToolRequestSchema, async (req) => docsCall(opts.docs(), req.params));
+    return server;
+  };
+
+  for (const [path, make, summary, operationId] of [
+    [MCP_PATH, serviceServer, 'MCP server (Streamable HTTP, stateless): the service as tools.', 'mcp'],
+    [MCP_DOCS_PATH, docsServer, 'MCP documentation server: search_docs and get_doc, no sign-in.', 'mcpDocs'],
+  ] as const) {
+    app.post(
+      path,
+      {
+        onRequest: checkOrigin,
+        schema: {
+          operationId,
+          tags: ['mcp'],
+          summary,
+          body: mcpBody,
+          response: errorResponses(400, 403, 413, 429),
+        },
+      },
+      (request, reply) => serveMcp(make(request), request, reply),
+    );
+    // Stateless: no server-initiated stream to GET, no session to DELETE (the spec's 405).
+    app.route({
+      method: ['GET', 'DELETE'],
+      url: path,
+      schema: { hide: true },
+      handler: async (_request, reply) => {
+        reply.header('allow', 'POST');
+        throw new ApiError(405, 'METHOD_NOT_ALLOWED', `${path} is a stateless MCP endpoint: POST JSON-RPC to it.`);
+      },
+    });
+  }
+}
+
+function listed(d: ToolDefinition) {
+  const { available: _a, auth: _u, route: _r, ...tool } = d;
+  return tool;
+}
+
+const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'];
+
+async function serveMcp(server: Server, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  });
+  await server.connect(transport);
+  let onClose = () => {};
+  const gone = new Promise<null>((resolve) => {
+    onClose = () => {
+      if (!reply.raw.writableFinished) resolve(null);
+    };
+    reply.raw.on('close', onClose);
+  });
+  try {
+    // Only what the transport reads: the tools see the caller through the Fastify request.
+    const headers = new Headers();
+    for (const name of TRANSPORT_HEADERS) {
+      const v = request.headers[name];
+      if (typeof v === 'string') headers.set(name, v);
+    }
+    const webRequest = new Request(`http://localhost${request.routeOptions.url}`, { method: 'POST', headers });
+    const res = await Promise.race([transport.handleRequest(webRequest, { parsedBody: request.body }), gone]);
+    if (res === null) {
+      // The client went away: nothing to answer; closing the server aborts the running tools.
+      return reply.hijack();
+    }
+    reply.code(res.status);
+    res.headers.forEach((value, key) => {
+      reply.header(key, value);
+    });
+    const text = await res.text();
+    return reply.send(text === '' ? undefined : text);
+  } finally {
+    reply.raw.off('close', onClose);
+    await server.close();
+  }
+}
+
+async function docsCall(
+  docs: DocumentSet,
+  params: { name: string; arguments?: Record<string, unknown> | undefined },
+): Promise<ToolResult> {
+  const args = params.arguments ?? {};
+  if (params.name === 'search_docs') {
+    const query = args.query;
+    const limit = args.limit ?? 5;
+    if (typeof query !== 'string' || query.trim() === '' || query.length > 500) {
+      return invalid('query must be a non-empty string of at most 500 characters.');
+    }
+    if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > 20) {
+      return invalid('limit must be an integer from 1 to 20.');
+    }
+    const results = docs.search(query, limit);
+    return { content: [{ type: 'text', text: JSON.stringify({ results }) }], structuredContent: { results } };
+  }
+  if (params.name === 'get_doc') {
+    if (typeof args.id !== 'string') return invalid('id must be a string.');
+    const doc = docs.get(args.id);
+    if (!doc) {
+      return toolError({
+        statusCode: 404,
+        code: 'NOT_FOUND',
+        message: `No document ${args.id}; search_docs lists the ids.`,
+      });
+    }
+    const out = { id: doc.id, title: doc.title, url: doc.url, mediaType: doc.mediaType, text: doc.body };
+    return { content: [{ type: 'text', text: doc.body }], structuredContent: out };
+  }
+  throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
+}
+
+function invalid(message: string): ToolResult {
+  return toolError({ statusCode: 400, code: 'VALIDATION_FAILED', message });
+}
