@@ -313,10 +313,12 @@ const MAX_THREADS = 256;
 /** Each slot holds a whisper_state (about 0.6 GB for large-v3): 256 is beyond any card today. */
 export const MAX_BATCH = 256;
 /**
- * batchSize 'auto' on the CPU backend. Measured by benchmarks/batch-cpu.ts (see
- * benchmarks/README.md, "Batched decoding on CPU").
+ * batchSize 'auto' on the CPU backend: unbatched. benchmarks/batch-cpu.ts measured batched decoding
+ * at 0.87–1.0× the tokens/s of parallel states on the same 2 cores (synthetic-base, 100 tokens per
+ * window, B = 1…16; benchmarks/results/batch-cpu-synthetic-base.json): a step on this CPU is
+ * compute-bound, so sharing the weight reads saves nothing. Explicit batch sizes still batch.
  */
-export const CPU_BATCH_DEFAULT = 8;
+export const CPU_BATCH_DEFAULT = 1;
 
 function defaultThreads(): number {
   return Math.min(4, availableParallelism());
