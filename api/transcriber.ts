@@ -6,33 +6,24 @@
 
 import { createEngine, type EngineOptions } from '../engine/index.ts';
 import { SafeFetcher, type SourcePolicy } from '../engine/source/index.ts';
-import type { Transcript } from '../engine/types.ts';
 import { resolveModel } from '../models/index.ts';
-import { createEngineProcessor, createQueue, createQueueTranscriber, EnginePool } from '../workers/index.ts';
+import {
+  createEngineProcessor,
+  createQueue,
+  createQueueTranscriber,
+  EnginePool,
+  type QueueTranscriber,
+  type QueueTranscribeRequest,
+} from '../workers/index.ts';
 
 export type { SourcePolicy };
 
-export interface TranscribeRequest {
-  sourceUrl: string;
-  /**
-   * Media already on this service's own media host (an upload): read from this local path
-   * instead of fetching `sourceUrl`. Only set by the service itself, never from a caller's string.
-   */
-  sourcePath?: string;
-  policy: SourcePolicy;
-  language?: string;
-  wordTimestamps: boolean;
-  /** Byte cap on the remote media. */
-  maxBytes: number;
-  /** The fetch's whole budget, whatever the origin's pace (the paid route sets it). */
-  fetchTimeoutMs?: number;
-}
-
-export interface Transcriber {
-  /** Rejects with EngineError; with code ABORTED once `signal` fires. */
-  transcribe(req: TranscribeRequest, signal: AbortSignal): Promise<Transcript>;
-  close(): Promise<void>;
-}
+/**
+ * The API's request and seam are the queue's own (workers/transcriber.ts): a route's request
+ * travels as a job unchanged, so there is one definition of what it carries.
+ */
+export type TranscribeRequest = QueueTranscribeRequest;
+export type Transcriber = QueueTranscriber;
 
 /** What the default transcriber needs from engine/source's SafeFetcher. */
 export type FetcherLike = Pick<SafeFetcher, 'open' | 'close'>;
