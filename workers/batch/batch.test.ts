@@ -140,6 +140,12 @@ describe('transcribe-batch over a directory', () => {
     expect(run.stderr.text()).toMatch(/--out DIR is required[\s\S]*Usage: transcribe-batch/);
     expect(await runCli([media, '--out', 'x', '--formats', 'doc'], deps({}).deps)).toBe(2);
     expect(await runCli([media, '--out', 'x', '--concurrency', '0'], deps({}).deps)).toBe(2);
+    for (const bad of ['0', '257', '2.5', 'many']) {
+      expect(await runCli([media, '--out', 'x', '--batch-size', bad], deps({}).deps)).toBe(2);
+    }
+    expect(parseCliArgs([media, '--out', 'x'])).not.toHaveProperty('batchSize');
+    expect(parseCliArgs([media, '--out', 'x', '--batch-size', '16'])).toMatchObject({ batchSize: 16 });
+    expect(parseCliArgs([media, '--out', 'x', '--batch-size', 'auto'])).toMatchObject({ batchSize: 'auto' });
     expect(await runCli([join(root, 'missing-dir'), '--out', join(root, 'o')], deps({}).deps)).toBe(1);
     expect(parseCliArgs(['--help'])).toBe('help');
   });

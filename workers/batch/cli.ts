@@ -102,7 +102,8 @@ export function parseCliArgs(argv: string[]): CliArgs | 'help' {
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 256) {
     throw usage('--concurrency is an integer from 1 to 256.');
   }
-  const batchSize = values['batch-size'] === 'auto' ? 'auto' : Number(values['batch-size'] ?? 'auto');
+  const rawBatch = values['batch-size'];
+  const batchSize = rawBatch === undefined || rawBatch === 'auto' ? 'auto' : Number(rawBatch);
   if (batchSize !== 'auto' && (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 256)) {
     throw usage('--batch-size is an integer from 1 to 256, or auto.');
   }
