@@ -35,7 +35,8 @@ export interface EngineOptions {
   /**
    * Batched decoding (engine/asr/README.md): the decoder steps of up to this many windows, from every
    * transcription running on this engine, share one graph per step. 'auto': sized from free VRAM on
-   * CUDA, the measured CPU default otherwise (the default). 1 decodes each window on its own.
+   * CUDA, unbatched on the CPU as benchmarks/batch-cpu.ts measured (the default). 1 decodes each
+   * window on its own.
    * Overrides `load.batchSize`.
    */
   batchSize?: number | 'auto';

@@ -32,7 +32,7 @@ export const USAGE = `Usage: transcribe-batch <list-file|directory> --out DIR [o
   --formats LIST       any of vtt,srt,json,txt (default vtt,srt,json)
   --concurrency N      items in flight at once (default 1)
   --batch-size N|auto  windows (of every item in flight) whose decoder steps share one graph
-                       (default auto: sized from free VRAM on CUDA, the measured default on CPU)
+                       (default auto: sized from free VRAM on CUDA; unbatched on the CPU, as measured)
   --model NAME         model name or path (default: the workers' default)
   --language XX        language hint for every item (default: detect)
   --redis URL          use the BullMQ queue on this Redis instead of the in-process one
