@@ -12,8 +12,8 @@ import {
   createQueue,
   createQueueTranscriber,
   EnginePool,
-  type QueueTranscriber,
   type QueueTranscribeRequest,
+  type QueueTranscriber,
 } from '../workers/index.ts';
 
 export type { SourcePolicy };
