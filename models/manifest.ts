@@ -6,7 +6,7 @@
  *
  * Provenance of the numbers:
  * - bytes + sha256 of tiny, tiny.en, base, base.en, large-v3 and large-v3-turbo are the published values
- *   recorded in ../shared/fixtures/README.md (each found identical in several independent public projects).
+ *   recorded in the shared test fixtures' README (each found identical in several independent public projects).
  * - small and medium: no sha256 could be established from a reliable source here, so `sha256` is null and the
  *   resolver says it could not verify the sum. Their `bytes` are computed from the ggml layout in
  *   `synthetic.ts` (`planModel`), the same computation that reproduces the published sizes of tiny, base,

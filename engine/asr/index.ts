@@ -702,7 +702,7 @@ export class WhisperVadModel {
 
 /**
  * whisper.cpp's built-in Silero VAD over 16 kHz mono samples in one call, with the ggml weights at
- * `vadModelPath` (e.g. ../shared/fixtures/vad/silero-v6.2.0-ggml.bin), loaded for this call and
+ * `vadModelPath` (whisper.cpp's ggml form of Silero, e.g. silero-v6.2.0-ggml.bin), loaded for this call and
  * freed after. Spans in seconds.
  */
 export async function detectSpeechWhisperVad(
