@@ -298,7 +298,9 @@ function series(runs: InFlightRun[]) {
 async function measureBatch(asr: Asr, win: Float32Array, b: number) {
   const capped: TranscribeOptions = { ...DECODE, benchmarkExactTokens: TOKENS };
   const windows = BATCH_WINDOWS ?? Math.max(QUICK ? 4 : 16, 2 * b);
-  const model = await asr.WhisperModel.load(MODEL, withBatchSize(LOAD, b));
+  // The batcher's threads as the calls' own: whisper.cpp's CPU flash-attention kernel splits its work
+  // by thread count, so a different count alone changes the last bits (engine/asr/batch.test.ts).
+  const model = await asr.WhisperModel.load(MODEL, { ...withBatchSize(LOAD, b), batchThreads: THREADS });
   try {
     if (!onGpuOrNote(model, `batch ${b}`)) return undefined;
     const reported = reportedBatchSize(model);
