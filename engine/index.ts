@@ -73,7 +73,12 @@ const URL_LIKE = /^[a-z][a-z0-9+.-]*:/i;
 export async function createEngine(options: EngineOptions, run: Pick<RunOptions, 'signal'> = {}): Promise<Engine> {
   const model = await WhisperModel.load(
     options.modelPath,
-    { ...options.load, batchSize: options.batchSize ?? options.load?.batchSize ?? 'auto' },
+    {
+      ...options.load,
+      batchSize: options.batchSize ?? options.load?.batchSize ?? 'auto',
+      // With a batch, its windows' encoder passes share graphs too where that pays (a GPU).
+      encodeBatch: options.load?.encodeBatch ?? 'auto',
+    },
     run,
   );
   const ownsFetcher = options.fetcher === undefined;

@@ -14,12 +14,15 @@
  *     W windows (default max(16, 2B)), free and capped at --tokens per window (default 100): wall,
  *     tokens/s, s/audio-hour at the measured tokens per window and at exactly --tokens; ratios to the
  *     transformers peer at the same B (--peer, the JSON of gpu/peer-transformers.py from the same run).
+ *     The windows' encoder passes go through the batched encoder (--encode-batch, default auto), whose
+ *     ms per window the row records.
  *  5. The analytical model: s/audio-hour = 120 × (enc + 100 × dec) / speed-up, against anchors, the
  *     H100 floor and the targets.
  *
  *   node benchmarks/gpu/bench.ts --bench PATH --cli PATH --model PATH --wav jfk.wav [--model-name NAME]
  *       [--runs 5] [--threads 4] [--windows 16] [--concurrency 1,2,4,8] [--batch-sizes 1,8,24,64]
- *       [--batch-windows W] [--batch-runs N] [--tokens 100] [--peer peer.json] [--batch-only] [--cpu] [--quick]
+ *       [--batch-windows W] [--batch-runs N] [--encode-batch auto|N] [--tokens 100] [--peer peer.json] [--batch-only]
+ *       [--cpu] [--quick]
  *       [--out DIR]
  * --batch-only skips whisper-bench without flash attention, whisper-cli and the parallel states.
  * Writes benchmarks/results/gpu-<device>-<model>.json and .svg (and copies them to --out).
@@ -74,6 +77,7 @@ const { values } = parseArgs({
     'batch-sizes': { type: 'string' },
     'batch-windows': { type: 'string' },
     'batch-runs': { type: 'string' },
+    'encode-batch': { type: 'string', default: 'auto' },
     tokens: { type: 'string', default: '100' },
     peer: { type: 'string' },
     'batch-only': { type: 'boolean', default: false },
@@ -94,6 +98,8 @@ const CONCURRENCY = parseList(values.concurrency ?? (QUICK ? '1,2' : '1,2,4,8'))
 const BATCH_SIZES = parseList(values['batch-sizes'] ?? '');
 const BATCH_WINDOWS = values['batch-windows'] ? Number(values['batch-windows']) : undefined;
 const BATCH_RUNS = Number(values['batch-runs'] ?? Math.max(1, Math.min(RUNS, 3)));
+/** Windows per batched encoder graph ('auto': min(B, 16) on a GPU, 1 on the CPU). */
+const ENCODE_BATCH: number | 'auto' = values['encode-batch'] === 'auto' ? 'auto' : Number(values['encode-batch']);
 /** Tokens per window the batched figures are normalised to (transformers' peer decodes exactly this many). */
 const TOKENS = Number(values.tokens);
 /** Only whisper-bench (flash attention) and the batched sweep: for a host with a per-command time limit. */
@@ -300,7 +306,11 @@ async function measureBatch(asr: Asr, win: Float32Array, b: number) {
   const windows = BATCH_WINDOWS ?? Math.max(QUICK ? 4 : 16, 2 * b);
   // The batcher's threads as the calls' own: whisper.cpp's CPU flash-attention kernel splits its work
   // by thread count, so a different count alone changes the last bits (engine/asr/batch.test.ts).
-  const model = await asr.WhisperModel.load(MODEL, { ...withBatchSize(LOAD, b), batchThreads: THREADS });
+  const model = await asr.WhisperModel.load(MODEL, {
+    ...withBatchSize(LOAD, b),
+    batchThreads: THREADS,
+    ...(b > 1 ? { encodeBatch: ENCODE_BATCH } : {}),
+  });
   try {
     if (!onGpuOrNote(model, `batch ${b}`)) return undefined;
     const reported = reportedBatchSize(model);
@@ -313,6 +323,19 @@ async function measureBatch(asr: Asr, win: Float32Array, b: number) {
     }
     const f = series(free);
     const c = cap.length ? series(cap) : undefined;
+    // The batched encoder's own time per window, over every run of this B (warm-up included).
+    const st = model.batchStats();
+    const encoder =
+      st && st.encodes > 0
+        ? {
+            encodeBatch: model.info.encodeBatch,
+            graphs: st.encodeGraphs,
+            windows: st.encodes,
+            maxInGraph: st.maxInEncode,
+            msPerWindow: round(st.encodeMs / st.encodes, 2),
+            how: 'batchStats().encodeMs / encodes: wall time of the batched encoder graphs (conv, encoder, cross K/V) per window; they overlap the decoder steps',
+          }
+        : null;
     const fit = c ? perWindowAt(TOKENS, f, c) : null;
     const atTokens = fit
       ? {
@@ -337,6 +360,7 @@ async function measureBatch(asr: Asr, win: Float32Array, b: number) {
       runs: BATCH_RUNS,
       free: f,
       capped: c ? { exactTokens: TOKENS, ...c } : null,
+      encoder,
       /** s/h at exactly `tokensPerWindow` tokens per window (the transformers peer's count). */
       atTargetTokens: atTokens ? { tokensPerWindow: TOKENS, ...atTokens } : null,
     };
@@ -344,7 +368,8 @@ async function measureBatch(asr: Asr, win: Float32Array, b: number) {
       `batch ${b} (reported ${reported ?? 'none'}): ${windows} windows, free ${f.wallMs.median} ms ` +
         `(${f.tokensPerWindow} tok/window, ${f.tokensPerSec.median} tok/s, ${f.secPerAudioHour} s/h)` +
         (c ? `, capped ${c.wallMs.median} ms (${c.tokensPerWindow} tok/window, ${c.secPerAudioHour} s/h)` : '') +
-        (atTokens ? `; at ${TOKENS} tokens/window ${atTokens.secPerAudioHour} s/h` : ''),
+        (atTokens ? `; at ${TOKENS} tokens/window ${atTokens.secPerAudioHour} s/h` : '') +
+        (encoder ? `; encoder ${encoder.msPerWindow} ms/window (up to ${encoder.maxInGraph} per graph)` : ''),
     );
     return row;
   } finally {

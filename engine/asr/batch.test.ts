@@ -9,6 +9,10 @@
  * in how they decode: one seeks many times inside its window (each remainder is decoded again), two
  * fall back to higher temperatures, one runs beam search (its beams are several tokens of one request).
  * With random weights (synthetic-tiny) the text means nothing; the tokens are what is compared.
+ *
+ * The batched models also batch the windows' encoder passes (encodeBatch): one graph encodes several
+ * windows (convolutions, encoder layers, cross-attention K/V) and each window's cross K/V must be the
+ * one it gets alone, or its tokens would differ.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveModel } from '../../models/index.ts';
@@ -82,6 +86,7 @@ async function batchedModel(batchSize: number, extra: { flashAttn?: boolean; dtw
     flashAttn: extra.flashAttn ?? false,
     batchSize,
     batchThreads: 2,
+    encodeBatch: batchSize,
   });
 }
 
@@ -112,9 +117,13 @@ describe('batched decoding: each window decodes exactly as it does alone', () =>
         if (batchSize === 1) {
           expect(model.batchStats()).toBeUndefined(); // B = 1 is whisper_full's own path
         } else {
-          // How many windows shared a step depends on how their encoder passes and few-token decodes
-          // happened to overlap; that steps do carry several is shown by 'lockstep' below.
-          expect(model.batchStats()!.maxInStep).toBeLessThanOrEqual(batchSize);
+          // How many windows shared a step or an encoder graph depends on how their passes and
+          // few-token decodes happened to overlap; that they do share is shown by 'lockstep' below.
+          const stats = model.batchStats()!;
+          expect(model.info.encodeBatch).toBe(batchSize);
+          expect(stats.maxInStep).toBeLessThanOrEqual(batchSize);
+          expect(stats.encodes).toBeGreaterThanOrEqual(count); // every window's first pass at least
+          expect(stats.maxInEncode).toBeLessThanOrEqual(batchSize);
         }
       } finally {
         await model.close();
@@ -180,6 +189,7 @@ describe('slotted attention (the GPU path, run here on the CPU backend)', () => 
       batchSize,
       batchThreads: 1,
       batchAttention: 'slotted',
+      encodeBatch: batchSize,
     });
     try {
       const opts = (w: Window) => ({ ...w.opts, wordTimestamps: false, threads: 1 });
@@ -224,9 +234,9 @@ describe('slotted attention (the GPU path, run here on the CPU backend)', () => 
 
 describe('lockstep: windows in flight share every step', () => {
   // Four windows that each decode exactly 200 tokens (end-of-text suppressed: the benchmarks' knob)
-  // start together. Their encoder passes share the cores and end within a fraction of the 200 steps
-  // that follow, so from the last one on every step carries all four. Their tokens are still what
-  // each decodes alone.
+  // start together. Their encoder passes are batched too (one graph unless a window's thread started
+  // late), and end within a fraction of the 200 steps that follow, so from the last one on every step
+  // carries all four. Their tokens are still what each decodes alone.
   const lockstep = async (
     load: { flashAttn: boolean; batchAttention: 'per-call' | 'slotted' },
     path: string = modelPath,
@@ -239,6 +249,9 @@ describe('lockstep: windows in flight share every step', () => {
       dtw: false,
       batchSize: 4,
       batchThreads: 1,
+      encodeBatch: 4,
+      // Long enough for every window in flight to reach its encoder pass (the default is 50 ms).
+      encodeGatherMs: 10_000,
       ...load,
     });
     try {
@@ -252,6 +265,10 @@ describe('lockstep: windows in flight share every step', () => {
       // 4 × 201 decoder calls; a step per call would be 804 steps, lockstep about 201.
       expect(stats.sequences).toBeGreaterThanOrEqual(4 * 201);
       expect(stats.steps).toBeLessThan(stats.sequences / 2);
+      // One encoder pass per window (no timestamps: no seeking), all through the batched encoder, and
+      // windows did share a graph.
+      expect(stats.encodes).toBe(4);
+      expect(stats.maxInEncode).toBeGreaterThanOrEqual(2);
       return stats;
     } finally {
       await Promise.all([ref.close(), model.close()]);
@@ -303,6 +320,26 @@ describe('the model holds batchSize windows at a time, whoever sends them', () =
       expect(model.info.batchSize).toBe(CPU_BATCH_DEFAULT);
     } finally {
       await model.close();
+    }
+  });
+
+  it("encodeBatch: 'auto' encodes alone on the CPU backend; out-of-range values are refused", async () => {
+    const model = await WhisperModel.load(modelPath, {
+      useGpu: false,
+      dtw: false,
+      batchSize: 2,
+      encodeBatch: 'auto',
+    });
+    try {
+      expect(model.info.batchSize).toBe(2);
+      expect(model.info.encodeBatch).toBe(1);
+    } finally {
+      await model.close();
+    }
+    for (const bad of [{ encodeBatch: 0 }, { encodeBatch: 257 }, { encodeBatch: 2.5 }, { encodeGatherMs: -1 }]) {
+      await expect(WhisperModel.load(modelPath, { batchSize: 2, ...bad })).rejects.toMatchObject({
+        code: 'INVALID_OPTIONS',
+      });
     }
   });
 });

@@ -64,6 +64,20 @@ export interface LoadOptions {
    * needs flashAttn), or 'auto' (default: slotted on a GPU with flash attention, per-call otherwise).
    */
   batchAttention?: 'auto' | 'per-call' | 'slotted';
+  /**
+   * Batched encoder (needs batchSize > 1): up to this many windows' encoder passes (convolutions,
+   * encoder layers, cross-attention K/V) in one graph, on the batcher's own thread so that encoding
+   * overlaps the decoder steps. Each window's encoder output is the one it gets alone (bit-identical
+   * on the CPU backend). 1 (the default) encodes each window on its own call, as whisper.cpp does.
+   * 'auto': min(batchSize, 16) on a GPU, 1 on the CPU (a pass there is compute-bound).
+   */
+  encodeBatch?: number | 'auto';
+  /**
+   * How long a batched encoder pass waits for the other windows in flight that are about to encode
+   * (computing their mel spectrogram, or seeking on in their window) before it runs with those it
+   * has. Default 50 ms.
+   */
+  encodeGatherMs?: number;
 }
 
 /** Counters of the batched decoder since the model was loaded. */
@@ -79,6 +93,13 @@ export interface BatchStats {
   computeMs: number;
   /** Decoder calls served by slotted attention. */
   slotted: number;
+  /** Batched encoder graphs computed (0 unless encodeBatch > 1). */
+  encodeGraphs: number;
+  /** Windows those graphs encoded. */
+  encodes: number;
+  /** The most windows one encoder graph carried. */
+  maxInEncode: number;
+  encodeMs: number;
 }
 
 export interface ModelInfo {
@@ -95,6 +116,8 @@ export interface ModelInfo {
   flashAttn: boolean;
   /** Transcriptions whose decoder steps share one graph (1: unbatched). */
   batchSize: number;
+  /** Windows whose encoder passes share one graph, at most (1: each encodes alone). */
+  encodeBatch: number;
 }
 
 export interface AsrRunOptions extends RunOptions {
@@ -446,6 +469,7 @@ export class WhisperModel {
       system: i.system,
       flashAttn: i.flashAttn,
       batchSize: i.batchSize,
+      encodeBatch: i.encodeBatch,
       ...(i.dtw ? { dtw: i.dtw } : {}),
     });
     this.#slots = i.batchSize > 1 ? new Slots(i.batchSize) : undefined;
@@ -472,6 +496,8 @@ export class WhisperModel {
     // 0 asks the addon to size the batch itself (it knows the backend and the free device memory).
     const batchSize = o.batchSize === 'auto' ? 0 : (checkInt('batchSize', o.batchSize, 1, MAX_BATCH) ?? 1);
     const batchThreads = checkInt('batchThreads', o.batchThreads, 1, MAX_THREADS) ?? defaultThreads();
+    const encodeBatch = o.encodeBatch === 'auto' ? 0 : (checkInt('encodeBatch', o.encodeBatch, 1, MAX_BATCH) ?? 1);
+    const encodeGatherMs = checkInt('encodeGatherMs', o.encodeGatherMs, 0, 60_000) ?? 50;
     const flashAttn = checkBool('flashAttn', o.flashAttn) ?? dtw === false;
     const batchAttention = o.batchAttention ?? 'auto';
     if (batchAttention !== 'auto' && batchAttention !== 'per-call' && batchAttention !== 'slotted') {
@@ -505,6 +531,8 @@ export class WhisperModel {
           batchSize,
           batchThreads,
           batchAttention,
+          encodeBatch,
+          encodeGatherUs: encodeGatherMs * 1000,
           cpuBatchDefault: CPU_BATCH_DEFAULT,
         }),
       signal,

@@ -78,6 +78,7 @@ class LoadJob : public Job {
     });
     loaded_.batcher = batcher;
     loaded_.info.batch_size = batcher != nullptr ? batch_size_ : 1;
+    loaded_.info.encode_batch = batcher != nullptr ? whisper_batcher_get_params(batcher).encode_batch : 1;
 
     ModelInfo& mi = loaded_.info;
     mi.type = whisper_model_type_readable(raw);
@@ -150,6 +151,7 @@ Napi::Value Model::Info(const Napi::CallbackInfo& info) {
   o.Set("flashAttn", info_.flash_attn);
   if (!info_.dtw.empty()) o.Set("dtw", info_.dtw);
   o.Set("batchSize", info_.batch_size);
+  o.Set("encodeBatch", info_.encode_batch);
   return o;
 }
 
@@ -165,6 +167,10 @@ Napi::Value Model::BatchStats(const Napi::CallbackInfo& info) {
   o.Set("maxInStep", static_cast<double>(st.max_in_step));
   o.Set("computeMs", static_cast<double>(st.compute_us) / 1000.0);
   o.Set("slotted", static_cast<double>(st.slotted));
+  o.Set("encodeGraphs", static_cast<double>(st.encode_graphs));
+  o.Set("encodes", static_cast<double>(st.encodes));
+  o.Set("maxInEncode", static_cast<double>(st.max_in_encode));
+  o.Set("encodeMs", static_cast<double>(st.encode_us) / 1000.0);
   return o;
 }
 
@@ -192,6 +198,8 @@ Napi::Value Load(const Napi::CallbackInfo& info) {
   bp.n_threads = GetNumber<int>(o, "batchThreads", bp.n_threads);
   bp.gather_wait_us = GetNumber<int>(o, "batchGatherUs", bp.gather_wait_us);
   bp.attention = GetString(o, "batchAttention", "auto");
+  bp.encode_batch = GetNumber<int>(o, "encodeBatch", 1);  // 0: auto
+  bp.encode_gather_wait_us = GetNumber<int>(o, "encodeGatherUs", bp.encode_gather_wait_us);
   auto job = std::make_shared<LoadJob>(env, info[0].As<Napi::String>().Utf8Value(), cp, dtw, batch_size,
                                        cpu_batch_default, bp);
   return Job::Start(env, job, "whisper-load");

@@ -24,6 +24,7 @@ struct ModelInfo {
   std::string dtw;  // preset name, empty when DTW is off
   bool flash_attn = false;
   int batch_size = 1;  // > 1: decoder steps of concurrent jobs share one graph (batch/whisper-batch.h)
+  int encode_batch = 1;  // > 1: encoder passes of concurrent jobs share one graph
 };
 
 constexpr int kMaxBatch = 256;  // engine/asr/index.ts MAX_BATCH

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,6 +47,13 @@ class TranscribeJob : public Job {
 
   void Run() override {
     whisper_context* ctx = ctx_.get();
+    // With a batcher, this call's decoder steps (and encoder passes, with encodeBatch > 1) are computed
+    // together with those of every other job on this model; its tokens are the same as alone
+    // (engine/asr/README.md). Attached from the start, so that a batched encoder pass waits for this
+    // call while it allocates its state and computes its mel spectrogram; detached as soon as
+    // whisper_full returns, so that no decoder step waits for it while it builds its result.
+    std::optional<WhisperBatchScope> batched;
+    batched.emplace(batcher_);
     StatePtr state = InitState(ctx, abort_.get());
     if (!state) {
       Fail("ASR_FAILED", "whisper.cpp could not allocate a decoding state (out of memory?).");
@@ -124,12 +132,8 @@ class TranscribeJob : public Job {
     wp.encoder_begin_callback_user_data = abort_.get();
 
     int rc;
-    {
-      // With a batcher, this call's decoder steps are computed together with those of every other
-      // job on this model; its tokens are the same as alone (engine/asr/README.md).
-      WhisperBatchScope batched(batcher_);
-      rc = whisper_full_with_state(ctx, state.get(), wp, samples_.data(), n);
-    }
+    rc = whisper_full_with_state(ctx, state.get(), wp, samples_.data(), n);
+    batched.reset();
     // An abort can make whisper_full return 0 with partial output: the flag decides.
     if (Aborted()) return;
     if (rc != 0) {

@@ -29,6 +29,13 @@ struct whisper_batcher_params {
   //              than one decoder (beam search, best-of) still attend per call.
   //  "auto":     slotted on a GPU with flash attention, per-call otherwise.
   std::string attention = "auto";
+  // Batched encoder: up to this many windows' encoder passes (conv, encoder, cross K/V) in one graph,
+  // on the batcher's second thread (its own backend, so encoding overlaps the decoder steps). The
+  // thread waits for every attached call that is not decoding to queue its pass, at most
+  // encode_gather_wait_us. 1: each call encodes alone on its own thread, as whisper.cpp does.
+  // 0: auto, min(max_sequences, 16) on a GPU and 1 on the CPU (where a pass is compute-bound).
+  int encode_batch = 1;
+  int encode_gather_wait_us = 50000;
 };
 
 struct whisper_batcher_stats {
@@ -38,6 +45,10 @@ struct whisper_batcher_stats {
   uint64_t max_in_step = 0;    // the most calls one graph served
   uint64_t compute_us = 0;     // time spent building and computing the graphs
   uint64_t slotted = 0;        // calls served by slotted attention (the rest attended per call)
+  uint64_t encode_graphs = 0;  // batched encoder graphs computed
+  uint64_t encodes = 0;        // windows they encoded
+  uint64_t max_in_encode = 0;  // the most windows one encoder graph carried
+  uint64_t encode_us = 0;      // time spent building and computing them
 };
 
 // nullptr when the backends or the graph scheduler cannot be created.
@@ -45,6 +56,8 @@ whisper_batcher* whisper_batcher_init(whisper_context* ctx, whisper_batcher_para
 // Waits for nothing: every attached call must have detached before.
 void whisper_batcher_free(whisper_batcher* b);
 whisper_batcher_stats whisper_batcher_get_stats(whisper_batcher* b);
+// The parameters in force (auto values resolved).
+whisper_batcher_params whisper_batcher_get_params(whisper_batcher* b);
 // How many windows to keep in flight: on a GPU, as many whisper_states as fit in 85 % of the free
 // device memory (measured by creating one); on the CPU, `cpu_default`. Clamped to [1, max_size].
 int whisper_batcher_auto_size(whisper_context* ctx, int cpu_default, int max_size);
