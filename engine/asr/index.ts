@@ -93,6 +93,11 @@ export interface BatchStats {
   computeMs: number;
   /** Decoder calls served by slotted attention. */
   slotted: number;
+  /**
+   * Steps whose graph had the same nodes, shapes and addresses as the previous one of its kind: the
+   * steps ggml-cuda can replay as one CUDA graph (computed on every backend, so the CPU shows it too).
+   */
+  sameGraphSteps: number;
   /** Batched encoder graphs computed (0 unless encodeBatch > 1). */
   encodeGraphs: number;
   /** Windows those graphs encoded. */

@@ -45,6 +45,8 @@ struct whisper_batcher_stats {
   uint64_t max_in_step = 0;    // the most calls one graph served
   uint64_t compute_us = 0;     // time spent building and computing the graphs
   uint64_t slotted = 0;        // calls served by slotted attention (the rest attended per call)
+  uint64_t same_graph = 0;     // steps whose graph had the same nodes, shapes and addresses as the last
+                               // one built in the same memory: ggml-cuda can replay those as a CUDA graph
   uint64_t encode_graphs = 0;  // batched encoder graphs computed
   uint64_t encodes = 0;        // windows they encoded
   uint64_t max_in_encode = 0;  // the most windows one encoder graph carried
