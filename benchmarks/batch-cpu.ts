@@ -16,9 +16,10 @@
  * still runs and says so, and its "batched" side is then B parallel states with `cores` threads each.
  *
  *   node_modules/.bin/node benchmarks/batch-cpu.ts [--model synthetic-base] [--batch-sizes 1,2,4,8,16]
- *       [--windows 32] [--runs 3] [--tokens 100] [--threads <cores>] [--quick]
+ *       [--windows 32] [--runs 3] [--tokens 100] [--threads <cores>] [--encode-batch 1] [--quick]
+ * --encode-batch N: the batched side also encodes up to N windows per graph (batched encoder).
+ * Writes benchmarks/results/batch-cpu-<model>[-enc<N>].json and .svg (-quick appended for --quick).
  * --quick: synthetic-tiny, B = 1,2,4, 4 windows, 1 run, 20 tokens per window (a smoke test, seconds).
- * Writes benchmarks/results/batch-cpu-<model>.json and .svg (-quick appended for --quick).
  */
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -47,6 +48,7 @@ const { values } = parseArgs({
     runs: { type: 'string' },
     tokens: { type: 'string' },
     threads: { type: 'string' },
+    'encode-batch': { type: 'string' },
     quick: { type: 'boolean', default: false },
   },
 });
@@ -57,6 +59,8 @@ const WINDOWS = Number(values.windows ?? (QUICK ? 4 : 2 * Math.max(...SIZES)));
 const RUNS = Number(values.runs ?? (QUICK ? 1 : 3));
 const TOKENS = Number(values.tokens ?? (QUICK ? 20 : 100));
 const CORES = Number(values.threads ?? availableParallelism());
+/** Windows per batched encoder graph on the batched side (1: each window encodes alone, the CPU default). */
+const ENCODE_BATCH = Number(values['encode-batch'] ?? 1);
 for (const [k, v] of Object.entries({ WINDOWS, RUNS, TOKENS, CORES })) {
   if (!(Number.isInteger(v) && v >= 1)) throw new Error(`${k.toLowerCase()} must be a positive integer`);
 }
@@ -83,7 +87,14 @@ const statesFor = (b: number) => {
 const states = await WhisperModel.load(modelPath, LOAD);
 const batched = new Map<number, WhisperModel>();
 for (const b of SIZES) {
-  batched.set(b, await WhisperModel.load(modelPath, { ...withBatchSize(LOAD, b), batchThreads: CORES }));
+  batched.set(
+    b,
+    await WhisperModel.load(modelPath, {
+      ...withBatchSize(LOAD, b),
+      batchThreads: CORES,
+      ...(b > 1 ? { encodeBatch: Math.min(b, ENCODE_BATCH) } : {}),
+    }),
+  );
 }
 const notes: string[] = [];
 const reported = new Map(SIZES.map((b) => [b, reportedBatchSize(batched.get(b) as WhisperModel)]));
@@ -166,7 +177,7 @@ const rows = SIZES.map((b) => {
   };
 });
 
-const name = `batch-cpu-${MODEL}${QUICK ? '-quick' : ''}`;
+const name = `batch-cpu-${MODEL}${ENCODE_BATCH > 1 ? `-enc${ENCODE_BATCH}` : ''}${QUICK ? '-quick' : ''}`;
 const path = writeResult(name, {
   model: MODEL,
   quick: QUICK ? 'smoke test: few windows and tokens, not a measurement' : false,
@@ -174,9 +185,11 @@ const path = writeResult(name, {
   tokensPerWindowMax: TOKENS,
   cores: CORES,
   runs: RUNS,
+  encodeBatch: ENCODE_BATCH,
   target: 'batched ≥ 1.5× the tokens/s of parallel states on the same cores (issue #9)',
   method:
-    'interleaved rounds after a warm-up; batched: model loaded with {batchSize: B, batchThreads: cores}, B calls in ' +
+    'interleaved rounds after a warm-up; batched: model loaded with {batchSize: B, batchThreads: cores, ' +
+    'encodeBatch: min(B, encodeBatch)}, B calls in ' +
     'flight, cores / min(B, cores) threads per call for mel and encoder; parallel states: model loaded ' +
     'without batchSize, min(B, cores) calls in flight, ' +
     'cores / calls threads each; every call decodes the same 30 s window (jfk tiled), greedy, no fallback, ' +

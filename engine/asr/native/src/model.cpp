@@ -61,7 +61,11 @@ class LoadJob : public Job {
       return;
     }
     whisper_batcher* batcher = nullptr;
-    if (batch_size_ == 0) batch_size_ = whisper_batcher_auto_size(raw, cpu_batch_default_, kMaxBatch);
+    if (batch_size_ == 0) {
+      // 'auto' attention is slotted on a GPU with flash attention (the only place auto-size measures).
+      const bool slotted = cparams_.flash_attn && bparams_.attention != "per-call";
+      batch_size_ = whisper_batcher_auto_size(raw, cpu_batch_default_, kMaxBatch, slotted);
+    }
     if (batch_size_ > 1) {
       bparams_.max_sequences = batch_size_;
       batcher = whisper_batcher_init(raw, bparams_);

@@ -60,9 +60,10 @@ void whisper_batcher_free(whisper_batcher* b);
 whisper_batcher_stats whisper_batcher_get_stats(whisper_batcher* b);
 // The parameters in force (auto values resolved).
 whisper_batcher_params whisper_batcher_get_params(whisper_batcher* b);
-// How many windows to keep in flight: on a GPU, as many whisper_states as fit in 85 % of the free
-// device memory (measured by creating one); on the CPU, `cpu_default`. Clamped to [1, max_size].
-int whisper_batcher_auto_size(whisper_context* ctx, int cpu_default, int max_size);
+// How many windows to keep in flight: on a GPU, as many whisper_states (plus, when `slotted`, their
+// slots in the batcher's caches) as fit in 85 % of the free device memory (a state measured by
+// creating one); on the CPU, `cpu_default`. Clamped to [1, max_size].
+int whisper_batcher_auto_size(whisper_context* ctx, int cpu_default, int max_size, bool slotted);
 
 // Attaches the calling thread (and the whisper_full it is about to run) to `b` while in scope.
 class WhisperBatchScope {
