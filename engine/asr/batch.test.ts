@@ -71,7 +71,7 @@ const alone = new Map<string, AsrResult>();
 beforeAll(async () => {
   modelPath = await syntheticTiny();
   all = windows();
-  solo = await WhisperModel.load(modelPath, { useGpu: false, dtw: 'tiny', flashAttn: false });
+  solo = await WhisperModel.load(modelPath, { useGpu: false, dtw: 'auto', flashAttn: false });
   for (const w of all) alone.set(w.name, await solo.transcribe(w.pcm, { ...w.opts, threads: 2 }));
 }, 600_000);
 
@@ -90,6 +90,52 @@ async function batchedModel(batchSize: number, extra: { flashAttn?: boolean; dtw
   });
 }
 
+/** Each window of `windows` alone on an unbatched model, then B = 1, 2, 7, 16 at once; all equal. */
+async function everyBatchSize(
+  path: string,
+  windows: Window[],
+  ref: Map<string, AsrResult>,
+  batchSize: number,
+  count: number,
+) {
+  const model = await WhisperModel.load(path, {
+    useGpu: false,
+    dtw: 'auto', // the preset of the model's shape, as the references use
+    flashAttn: false,
+    batchSize,
+    batchThreads: 2,
+    encodeBatch: batchSize,
+  });
+  try {
+    expect(model.info.batchSize).toBe(batchSize);
+    const subset = windows.slice(0, count);
+    const results = await Promise.all(subset.map((w) => model.transcribe(w.pcm, { ...w.opts, threads: 1 })));
+    subset.forEach((w, i) => {
+      expect({ window: w.name, result: results[i] }).toEqual({ window: w.name, result: ref.get(w.name) });
+    });
+    if (batchSize === 1) {
+      expect(model.batchStats()).toBeUndefined(); // B = 1 is whisper_full's own path
+    } else {
+      // How many windows shared a step or an encoder graph depends on how their passes and
+      // few-token decodes happened to overlap; that they do share is shown by 'lockstep' below.
+      const stats = model.batchStats()!;
+      expect(model.info.encodeBatch).toBe(batchSize);
+      expect(stats.maxInStep).toBeLessThanOrEqual(batchSize);
+      expect(stats.encodes).toBeGreaterThanOrEqual(count); // every window's first pass at least
+      expect(stats.maxInEncode).toBeLessThanOrEqual(batchSize);
+    }
+  } finally {
+    await model.close();
+  }
+}
+
+const BATCH_CASES: Array<[number, number]> = [
+  [1, 4],
+  [2, 8],
+  [7, 16],
+  [16, 16],
+];
+
 describe('batched decoding: each window decodes exactly as it does alone', () => {
   it('the reference windows cover what the batch must handle', () => {
     const seeking = alone.get(SEEKING)!;
@@ -98,37 +144,9 @@ describe('batched decoding: each window decodes exactly as it does alone', () =>
     expect(tokenCounts.size).toBeGreaterThan(1); // sequences end at different steps
   });
 
-  it.each([
-    [1, 4],
-    [2, 8],
-    [7, 16],
-    [16, 16],
-  ])(
+  it.each(BATCH_CASES)(
     'B = %i over %i windows',
-    async (batchSize, count) => {
-      const model = await batchedModel(batchSize);
-      try {
-        expect(model.info.batchSize).toBe(batchSize);
-        const subset = all.slice(0, count);
-        const results = await Promise.all(subset.map((w) => model.transcribe(w.pcm, { ...w.opts, threads: 1 })));
-        subset.forEach((w, i) => {
-          expect({ window: w.name, result: results[i] }).toEqual({ window: w.name, result: alone.get(w.name) });
-        });
-        if (batchSize === 1) {
-          expect(model.batchStats()).toBeUndefined(); // B = 1 is whisper_full's own path
-        } else {
-          // How many windows shared a step or an encoder graph depends on how their passes and
-          // few-token decodes happened to overlap; that they do share is shown by 'lockstep' below.
-          const stats = model.batchStats()!;
-          expect(model.info.encodeBatch).toBe(batchSize);
-          expect(stats.maxInStep).toBeLessThanOrEqual(batchSize);
-          expect(stats.encodes).toBeGreaterThanOrEqual(count); // every window's first pass at least
-          expect(stats.maxInEncode).toBeLessThanOrEqual(batchSize);
-        }
-      } finally {
-        await model.close();
-      }
-    },
+    (batchSize, count) => everyBatchSize(modelPath, all, alone, batchSize, count),
     600_000,
   );
 
@@ -168,6 +186,28 @@ describe('batched decoding: each window decodes exactly as it does alone', () =>
       await Promise.all([fa.close(), model.close()]);
     }
   }, 600_000);
+});
+
+describe('synthetic-base (6 layers, 512 wide): each window decodes exactly as it does alone', () => {
+  // The same windows and batch sizes on a wider, deeper model: more heads per attention, more layers
+  // whose caches a batched step must keep apart; DTW with base's own alignment heads.
+  let basePath: string;
+  const baseAlone = new Map<string, AsrResult>();
+  beforeAll(async () => {
+    basePath = (await resolveModel('synthetic-base')).path;
+    const ref = await WhisperModel.load(basePath, { useGpu: false, dtw: 'auto', flashAttn: false });
+    try {
+      for (const w of all) baseAlone.set(w.name, await ref.transcribe(w.pcm, { ...w.opts, threads: 2 }));
+    } finally {
+      await ref.close();
+    }
+  }, 900_000);
+
+  it.each(BATCH_CASES)(
+    'B = %i over %i windows',
+    (batchSize, count) => everyBatchSize(basePath, all, baseAlone, batchSize, count),
+    900_000,
+  );
 });
 
 /**
