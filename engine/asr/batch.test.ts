@@ -236,7 +236,10 @@ describe('slotted attention (the GPU path, run here on the CPU backend)', () => 
       const ref: AsrResult[] = [];
       for (const w of windows) ref.push(await fa.transcribe(w.pcm, opts(w)));
       const results = await Promise.all(windows.map((w) => model.transcribe(w.pcm, opts(w))));
-      return { ref, results, stats: model.batchStats()! };
+      const stats = model.batchStats()!;
+      // Every slotted window's cross K/V lived in its slot (no second copy per window).
+      expect(stats.sharedCross).toBe(windows.length);
+      return { ref, results, stats };
     } finally {
       await Promise.all([fa.close(), model.close()]);
     }

@@ -98,6 +98,11 @@ export interface BatchStats {
    * steps ggml-cuda can replay as one CUDA graph (computed on every backend, so the CPU shows it too).
    */
   sameGraphSteps: number;
+  /**
+   * Transcriptions whose state's cross-attention cache was their slot's memory (slotted attention):
+   * the encoder writes where the steps read, and the window holds one copy of its cross K/V, not two.
+   */
+  sharedCross: number;
   /** Batched encoder graphs computed (0 unless encodeBatch > 1). */
   encodeGraphs: number;
   /** Windows those graphs encoded. */

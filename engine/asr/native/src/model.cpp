@@ -172,6 +172,7 @@ Napi::Value Model::BatchStats(const Napi::CallbackInfo& info) {
   o.Set("computeMs", static_cast<double>(st.compute_us) / 1000.0);
   o.Set("slotted", static_cast<double>(st.slotted));
   o.Set("sameGraphSteps", static_cast<double>(st.same_graph));
+  o.Set("sharedCross", static_cast<double>(st.shared_cross));
   o.Set("encodeGraphs", static_cast<double>(st.encode_graphs));
   o.Set("encodes", static_cast<double>(st.encodes));
   o.Set("maxInEncode", static_cast<double>(st.max_in_encode));

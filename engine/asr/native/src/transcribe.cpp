@@ -59,6 +59,7 @@ class TranscribeJob : public Job {
       Fail("ASR_FAILED", "whisper.cpp could not allocate a decoding state (out of memory?).");
       return;
     }
+    whisper_batch_adopt_state(state.get());
     const int n = static_cast<int>(samples_.size());
 
     std::string language = params_.language;

@@ -45,6 +45,7 @@ struct whisper_batcher_stats {
   uint64_t max_in_step = 0;    // the most calls one graph served
   uint64_t compute_us = 0;     // time spent building and computing the graphs
   uint64_t slotted = 0;        // calls served by slotted attention (the rest attended per call)
+  uint64_t shared_cross = 0;   // states whose cross K/V cache is their slot's memory (whisper_batch_adopt_state)
   uint64_t same_graph = 0;     // steps whose graph had the same nodes, shapes and addresses as the last
                                // one built in the same memory: ggml-cuda can replay those as a CUDA graph
   uint64_t encode_graphs = 0;  // batched encoder graphs computed
@@ -64,6 +65,12 @@ whisper_batcher_params whisper_batcher_get_params(whisper_batcher* b);
 // slots in the batcher's caches) as fit in 85 % of the free device memory (a state measured by
 // creating one); on the CPU, `cpu_default`. Clamped to [1, max_size].
 int whisper_batcher_auto_size(whisper_context* ctx, int cpu_default, int max_size, bool slotted);
+
+// Call on an attached thread right after creating the state its whisper_full will use: with slotted
+// attention and a slot, the state's cross-attention K/V cache becomes that slot's memory (its own
+// buffer is freed), so the encoder's output lands where the slotted steps read it, with no copy and
+// no second copy in memory (about 250 MB per window for large-v3). Does nothing otherwise.
+void whisper_batch_adopt_state(whisper_state* state);
 
 // Attaches the calling thread (and the whisper_full it is about to run) to `b` while in scope.
 class WhisperBatchScope {
