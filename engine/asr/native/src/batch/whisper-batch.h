@@ -4,6 +4,8 @@
 // attached to it (WhisperBatchScope) hands its decoder steps to the batcher instead of computing
 // them alone; the batcher's own thread computes the steps of all attached calls that are waiting
 // in one ggml graph (one set of weight reads for every sequence) and hands each call its logits.
+// With encode_batch > 1 a second thread does the same for encoder passes: several windows' mel in one
+// encoder graph, each window's cross K/V left in its own state.
 // Everything else, sampling, suppression, timestamp rules, seeking, temperature fallback, beams,
 // stays whisper_full's own code running on the caller's thread, so each window decodes exactly as
 // it would alone (see engine/asr/README.md, "Batched decoding").
