@@ -80,10 +80,14 @@ afterAll(async () => {
   await solo?.close();
 });
 
-async function batchedModel(batchSize: number, extra: { flashAttn?: boolean; dtw?: false | 'tiny' } = {}) {
-  return WhisperModel.load(modelPath, {
+/** A batched model (decoder and encoder, B at a time); DTW with the model's own preset unless told. */
+async function batchedModel(
+  batchSize: number,
+  extra: { flashAttn?: boolean; dtw?: false | 'auto'; path?: string } = {},
+) {
+  return WhisperModel.load(extra.path ?? modelPath, {
     useGpu: false,
-    dtw: extra.dtw ?? 'tiny',
+    dtw: extra.dtw ?? 'auto',
     flashAttn: extra.flashAttn ?? false,
     batchSize,
     batchThreads: 2,
@@ -99,14 +103,7 @@ async function everyBatchSize(
   batchSize: number,
   count: number,
 ) {
-  const model = await WhisperModel.load(path, {
-    useGpu: false,
-    dtw: 'auto', // the preset of the model's shape, as the references use
-    flashAttn: false,
-    batchSize,
-    batchThreads: 2,
-    encodeBatch: batchSize,
-  });
+  const model = await batchedModel(batchSize, { path });
   try {
     expect(model.info.batchSize).toBe(batchSize);
     const subset = windows.slice(0, count);
