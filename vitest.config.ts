@@ -4,6 +4,8 @@ export default defineConfig({
   test: {
     include: ['{engine,api,workers,models,scripts,cli,benchmarks}/**/*.test.ts'],
     exclude: ['**/node_modules/**', '**/.cache/**'],
+    // The addon, PostgreSQL and Redis, made ready once before any test file runs.
+    globalSetup: ['test-support/global-setup.ts'],
     // Tests spawn ffmpeg and run whisper.cpp; these machines have 2 cores.
     testTimeout: 60_000,
     hookTimeout: 120_000,

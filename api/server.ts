@@ -5,6 +5,9 @@
  */
 
 import { Redis } from 'ioredis';
+import { ensureAddon } from '../engine/asr/native/ensure.ts';
+import { asEngineError } from '../engine/errors.ts';
+import { resolveModel } from '../models/index.ts';
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { openStorage } from './storage/drivers.ts';
@@ -21,6 +24,9 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  const say = (line: string) => process.stderr.write(`server: ${line}\n`);
+  await ensureAddon({ log: say });
+  say(await describeModel(config.model));
   const storage = await openStorage(config);
   const redis = config.redisUrl
     ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000, enableOfflineQueue: false })
@@ -57,6 +63,28 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void shutdown('SIGINT'));
 
   await app.listen({ port: config.port, host: config.host });
+}
+
+/**
+ * One line at start-up on the model jobs will use, so that a service started without a real model
+ * says so at once rather than on its first job (which downloads it, or fails offline).
+ */
+async function describeModel(model: string): Promise<string> {
+  try {
+    const resolved = await resolveModel(model, { download: false });
+    return resolved.synthetic
+      ? `model ${resolved.name}: random weights of real shapes, so every stage runs but the text is ` +
+          'meaningless; MODEL=large-v3 for real transcripts'
+      : `model ${resolved.name}: ${resolved.path}`;
+  } catch (err) {
+    const e = asEngineError(err);
+    const { url, path } = e.details as { url?: string; path?: string };
+    if (e.code !== 'MODEL_NOT_AVAILABLE' || url === undefined) return `model ${model}: ${e.code} ${e.message}`;
+    return (
+      `model ${model} is not on disk: the first transcription downloads it from ${url} to ${path} ` +
+      '(or place the file there yourself); for a first look without it, run MODEL=synthetic-tiny npm start'
+    );
+  }
 }
 
 await main();

@@ -13,7 +13,7 @@ import { resolveModel } from '../models/index.ts';
 import { fixture } from '../test-support/fixtures.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const BIN = join(ROOT, 'bin/transcribe.js');
+const BIN = join(ROOT, 'cli/bin/transcribe.js');
 const JFK = dirname(fixture('speech/jfk/jfk.wav'));
 
 interface Result {

@@ -6,6 +6,7 @@
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
+import { ensureAddon } from '../engine/asr/native/ensure.ts';
 import { type CaptionFormat, render } from '../engine/captions/index.ts';
 import { asEngineError } from '../engine/errors.ts';
 import { createEngine } from '../engine/index.ts';
@@ -70,6 +71,7 @@ export async function main(argv: string[]): Promise<number> {
       onProgress: ({ received, total }) =>
         bar.update('model', total ? received / total : undefined, `${(received / 1e6).toFixed(0)} MB`),
     });
+    await ensureAddon({ log: (line) => process.stderr.write(`transcribe: ${line}\n`), signal: abort.signal });
     const engine = await createEngine({
       modelPath: model.path,
       threads: values.threads ?? Math.min(4, availableParallelism()),

@@ -8,6 +8,7 @@
  *   --jobs N      parallel compile jobs (default 2, or WHISPER_BUILD_JOBS)
  *
  * WHISPER_ADDON_SKIP_BUILD=1 skips the build (e.g. an install that only needs the JS parts).
+ * The entry points run this on first use through engine/asr/native/ensure.ts (npm install runs no scripts).
  * The CMake build directory (build/cmake-cpu, build/cmake-cuda) is kept, so rebuilds are incremental.
  */
 import { spawnSync } from 'node:child_process';
@@ -16,6 +17,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { writeAddonStamp } from '../engine/asr/native/ensure.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(join(root, 'package.json'));
@@ -122,5 +124,6 @@ if (values.clean) rmSync(buildDir, { recursive: true, force: true });
 const started = Date.now();
 run('cmake', cmakeArgs);
 run('cmake', ['--build', buildDir, '--target', 'whisper_addon', 'whisper-cli', '--parallel', jobs]);
+writeAddonStamp(cuda ? 'cuda' : 'cpu'); // what ensureAddon() compares with the sources on disk
 const secs = ((Date.now() - started) / 1000).toFixed(1);
 console.log(`build-addon: ${variant} build done in ${secs} s → ${join(outDir, 'whisper_addon.node')}`);

@@ -6,7 +6,7 @@
  *   decode failure not retried;
  * - the crash test with real worker processes (`workers/worker-main.ts`): SIGKILL mid-transcription,
  *   another worker completes the job; repeated, losses counted;
- * - the batch command as operators run it (`bin/transcribe-batch.js`), interrupted with SIGINT and
+ * - the batch command as operators run it (`cli/bin/transcribe-batch.js`), interrupted with SIGINT and
  *   resumed.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -29,7 +29,7 @@ import type { WorkerRuntime } from './worker.ts';
 
 const REPO = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const WORKER_MAIN = join(REPO, 'workers/worker-main.ts');
-const BATCH_BIN = join(REPO, 'bin/transcribe-batch.js');
+const BATCH_BIN = join(REPO, 'cli/bin/transcribe-batch.js');
 const MODEL = 'synthetic-tiny';
 /** Rounds of the real-engine crash test (the stand-in one in crash.test.ts does 5). */
 const CRASH_ROUNDS = Number(process.env.CRASH_ROUNDS ?? 5);

@@ -139,6 +139,16 @@ export const MIGRATIONS: readonly string[] = [
      completed_at timestamptz
    );
    CREATE INDEX uploads_expiry_idx ON uploads (expires_at) WHERE completed_at IS NULL;`,
+  // Keyset cursors carry a JavaScript Date, which has milliseconds; a sort key with microseconds
+  // made `(created_at, id) < (cursor)` skip the rows in the cursor's millisecond. Keys are now
+  // stored at the cursor's precision.
+  `ALTER TABLE videos
+     ALTER COLUMN created_at SET DEFAULT date_trunc('milliseconds', clock_timestamp()),
+     ALTER COLUMN updated_at SET DEFAULT date_trunc('milliseconds', clock_timestamp());
+   ALTER TABLE projects ALTER COLUMN created_at SET DEFAULT date_trunc('milliseconds', clock_timestamp());
+   UPDATE videos SET created_at = date_trunc('milliseconds', created_at),
+                     updated_at = date_trunc('milliseconds', updated_at);
+   UPDATE projects SET created_at = date_trunc('milliseconds', created_at);`,
 ];
 
 /** Arbitrary constant: serialises concurrent migrators on one database. */
@@ -584,7 +594,7 @@ export class SqlStorage implements Storage {
       params.push(patch[key]);
       sets.push(`${column} = $${params.length}`);
     }
-    sets.push('updated_at = clock_timestamp()');
+    sets.push("updated_at = date_trunc('milliseconds', clock_timestamp())");
     const rows = await this.#db.query<VideoRow>(
       `UPDATE videos SET ${sets.join(', ')} WHERE id = $1 RETURNING *`,
       params,
@@ -604,7 +614,7 @@ export class SqlStorage implements Storage {
     error: string | null = null,
   ): Promise<boolean> {
     const rows = await this.#db.query(
-      `UPDATE videos SET caption_status = $3, caption_error = $4, updated_at = clock_timestamp()
+      `UPDATE videos SET caption_status = $3, caption_error = $4, updated_at = date_trunc('milliseconds', clock_timestamp())
        WHERE id = $1 AND caption_status = $2 RETURNING id`,
       [id, from, to, error],
     );
@@ -616,12 +626,12 @@ export class SqlStorage implements Storage {
       const rows = await tx.query<{ updated_at: Date }>(
         `INSERT INTO captions (video_id, vtt, srt, source) VALUES ($1, $2, $3, $4)
          ON CONFLICT (video_id) DO UPDATE SET vtt = EXCLUDED.vtt, srt = EXCLUDED.srt, source = EXCLUDED.source,
-           updated_at = clock_timestamp()
+           updated_at = date_trunc('milliseconds', clock_timestamp())
          RETURNING updated_at`,
         [input.videoId, input.vtt, input.srt, input.source],
       );
       await tx.query(
-        `UPDATE videos SET caption_status = 'ready', caption_error = NULL, updated_at = clock_timestamp() WHERE id = $1`,
+        `UPDATE videos SET caption_status = 'ready', caption_error = NULL, updated_at = date_trunc('milliseconds', clock_timestamp()) WHERE id = $1`,
         [input.videoId],
       );
       return { ...input, updatedAt: new Date(rows[0]!.updated_at) };

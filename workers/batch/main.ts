@@ -3,8 +3,8 @@
  * are parsed in ./cli.ts; SIGINT/SIGTERM interrupt the run (a second one exits at once).
  */
 import { render } from '../../engine/captions/index.ts';
-import { createEngine } from '../../engine/index.ts';
 import { DEFAULT_MODEL, resolveModel } from '../../models/index.ts';
+import { createEngineWithBuiltAddon } from '../built-engine.ts';
 import { createEngineRuntime } from '../engine-runtime.ts';
 import { runCli } from './cli.ts';
 
@@ -22,7 +22,7 @@ process.exitCode = await runCli(process.argv.slice(2), {
   makeRuntime: ({ model, batchSize }) =>
     createEngineRuntime(
       { model: model ?? DEFAULT_MODEL, ...(batchSize === undefined ? {} : { batchSize }) },
-      { createEngine, resolveModel },
+      { createEngine: createEngineWithBuiltAddon('transcribe-batch'), resolveModel },
     ),
   render: (format, transcript) => render(format, transcript),
   stdout: process.stdout,

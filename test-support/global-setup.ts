@@ -1,0 +1,39 @@
+/**
+ * Runs once before the test files (vitest `globalSetup`): builds the addon if its sources changed,
+ * and makes sure PostgreSQL and Redis answer, starting throwaway ones where nothing does. The test
+ * files' processes are started after this and inherit the URLs through TEST_DATABASE_URL and
+ * TEST_REDIS_URL (read by test-support/services.ts).
+ */
+import { ensureAddon } from '../engine/asr/native/ensure.ts';
+import { TEST_DATABASE_URL, TEST_REDIS_URL } from './services.ts';
+import { type RunningService, TestServiceError, usePostgres, useRedis } from './test-services.ts';
+
+const started: RunningService[] = [];
+
+export async function setup(): Promise<void> {
+  const log = (line: string) => process.stderr.write(`test setup: ${line}\n`);
+  try {
+    await ensureAddon({ log });
+    const postgres = await usePostgres(TEST_DATABASE_URL);
+    started.push(postgres);
+    const redis = await useRedis(TEST_REDIS_URL);
+    started.push(redis);
+    for (const [name, svc, configured] of [
+      ['PostgreSQL', postgres, TEST_DATABASE_URL],
+      ['Redis', redis, TEST_REDIS_URL],
+    ] as const) {
+      if (svc.url !== configured) log(`nothing answered at ${configured}: started a throwaway ${name} at ${svc.url}`);
+    }
+    process.env.TEST_DATABASE_URL = postgres.url;
+    process.env.TEST_REDIS_URL = redis.url;
+  } catch (err) {
+    await teardown();
+    // One line, not a stack: the reason is the whole story.
+    if (err instanceof TestServiceError) throw new Error(err.message);
+    throw err;
+  }
+}
+
+export async function teardown(): Promise<void> {
+  for (const svc of started.splice(0).reverse()) await svc.stop().catch(() => {});
+}

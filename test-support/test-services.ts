@@ -1,0 +1,210 @@
+/**
+ * Throwaway PostgreSQL and Redis for a test run on a machine where none answers.
+ *
+ * The test run (test-support/global-setup.ts) first tries the configured addresses
+ * (test-support/services.ts). Where nothing answers there, it starts its own servers from the Debian
+ * binaries that scripts/system-deps.sh installs: a temp data directory, a free loopback port, no
+ * persistence, stopped and deleted at the end. PostgreSQL refuses to run as root, so as root it runs
+ * as the `postgres` system user. When a server can neither be reached nor started, the run stops at
+ * once with one line that says why, instead of every test timing out.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+export class TestServiceError extends Error {}
+
+export interface RunningService {
+  url: string;
+  /** Stops the server and deletes its data; a no-op for a server this run did not start. */
+  stop(): Promise<void>;
+}
+
+const PROBE_TIMEOUT_MS = 2000;
+const START_TIMEOUT_MS = 30_000;
+
+/** A loopback port that was free a moment ago (the server binds it next; a clash fails loudly). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function postgresAnswers(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: PROBE_TIMEOUT_MS });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/** Redis answers PING with +PONG; a raw socket keeps the probe free of client retry logic. */
+async function redisAnswers(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: hostname.replace(/^\[|\]$/g, ''), port: Number(port || 6379) });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(PROBE_TIMEOUT_MS, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (d) => done(d.toString().startsWith('+PONG')));
+  });
+}
+
+async function waitFor(what: string, check: () => Promise<boolean>, child?: ChildProcess): Promise<void> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (child && child.exitCode !== null) throw new TestServiceError(`${what} exited with ${child.exitCode}`);
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new TestServiceError(`${what} did not answer within ${START_TIMEOUT_MS / 1000} s`);
+}
+
+/** Debian keeps PostgreSQL's server binaries off PATH, in /usr/lib/postgresql/<major>/bin. */
+function postgresBinDir(): string | undefined {
+  const root = '/usr/lib/postgresql';
+  const majors = existsSync(root)
+    ? readdirSync(root)
+        .filter((d) => existsSync(join(root, d, 'bin', 'initdb')))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
+  if (majors[0]) return join(root, majors[0], 'bin');
+  try {
+    const initdb = execFileSync('sh', ['-c', 'command -v initdb'], { encoding: 'utf8' }).trim();
+    return initdb ? join(initdb, '..') : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `args` run as the postgres user when we are root (PostgreSQL refuses root), else as ourselves. */
+function asPostgresUser(cmd: string, args: string[]): [string, string[]] {
+  return userInfo().uid === 0 ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
+}
+
+export async function usePostgres(configured: string): Promise<RunningService> {
+  if (await postgresAnswers(configured)) return { url: configured, stop: async () => {} };
+  const bin = postgresBinDir();
+  if (!bin) {
+    throw new TestServiceError(
+      `PostgreSQL does not answer at ${configured} and its server binaries are not installed: ` +
+        'run `bash scripts/system-deps.sh`, or set TEST_DATABASE_URL to a server with a `test` database.',
+    );
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'transcribe-test-pg-'));
+  const cleanup = () => rmSync(dir, { recursive: true, force: true });
+  try {
+    if (userInfo().uid === 0) {
+      const { uid, gid } = postgresIds();
+      chownSync(dir, uid, gid);
+    }
+    const data = join(dir, 'data');
+    const port = await freePort();
+    const run = (cmd: string, args: string[]) => {
+      const [c, a] = asPostgresUser(join(bin, cmd), args);
+      execFileSync(c, a, { stdio: 'pipe', cwd: dir });
+    };
+    run('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8']);
+    run('pg_ctl', [
+      '-D',
+      data,
+      '-l',
+      join(dir, 'server.log'),
+      '-o',
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`,
+      '-w',
+      'start',
+    ]);
+    const base = `postgres://postgres@127.0.0.1:${port}`;
+    const admin = new pg.Client({ connectionString: `${base}/postgres` });
+    await admin.connect();
+    await admin.query('create database test');
+    await admin.end();
+    const url = `${base}/test`;
+    await waitFor('PostgreSQL', () => postgresAnswers(url));
+    return {
+      url,
+      async stop() {
+        try {
+          run('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']);
+        } finally {
+          cleanup();
+        }
+      },
+    };
+  } catch (err) {
+    cleanup();
+    const detail = (err as { stderr?: Buffer }).stderr?.toString().trim().split('\n').at(-1) ?? (err as Error).message;
+    throw new TestServiceError(`could not start a throwaway PostgreSQL from ${bin}: ${detail}`);
+  }
+}
+
+function postgresIds(): { uid: number; gid: number } {
+  const id = (flag: string) =>
+    Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }));
+  try {
+    return { uid: id('-u'), gid: id('-g') };
+  } catch {
+    throw new TestServiceError(
+      'PostgreSQL refuses to run as root and there is no `postgres` user to run it as: install the Debian ' +
+        'package (`bash scripts/system-deps.sh`), or set TEST_DATABASE_URL.',
+    );
+  }
+}
+
+export async function useRedis(configured: string): Promise<RunningService> {
+  if (await redisAnswers(configured)) return { url: configured, stop: async () => {} };
+  const dir = mkdtempSync(join(tmpdir(), 'transcribe-test-redis-'));
+  const port = await freePort();
+  // noeviction is BullMQ's requirement (and Redis' default); nothing is written to disk.
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    { stdio: 'ignore' },
+  );
+  const spawned = new Promise<void>((resolve, reject) => {
+    child.once('spawn', resolve);
+    child.once('error', reject);
+  });
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGKILL');
+      await exited;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await spawned;
+    const url = `redis://127.0.0.1:${port}`;
+    await waitFor('redis-server', () => redisAnswers(url), child);
+    return { url, stop };
+  } catch (err) {
+    await stop();
+    const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
+    throw new TestServiceError(
+      missing
+        ? `Redis does not answer at ${configured} and redis-server is not installed: run ` +
+            '`bash scripts/system-deps.sh`, or set TEST_REDIS_URL.'
+        : `could not start a throwaway redis-server: ${(err as Error).message}`,
+    );
+  }
+}
