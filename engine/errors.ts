@@ -16,11 +16,12 @@ export const ERROR_CODES = {
   SOURCE_HOST_NOT_ALLOWED: "The host is not on this service's media host allow-list.",
   SOURCE_PORT_NOT_ALLOWED: 'The URL names a port other than 443 that the operator has not allowed.',
   SOURCE_ADDRESS_BLOCKED:
-    'The host is this machine, or does not resolve to a public address (private, metadata, ... or no answer at all).',
+    "The host is this machine, or does not resolve to a public address (private, metadata, ... or no such name: told apart, the two would map the resolver's internal zones).",
   SOURCE_TOO_LARGE: 'The source is larger than the byte cap.',
   SOURCE_HTTP_STATUS: 'The origin answered with a non-success HTTP status.',
   SOURCE_TIMEOUT: 'The origin did not connect, answer or send within the time limits.',
-  SOURCE_UNREACHABLE: 'The origin could not be reached (DNS failure, refused, reset, TLS error).',
+  SOURCE_UNREACHABLE:
+    'The origin could not be reached (a DNS lookup that failed for now, e.g. EAI_AGAIN or a timeout; refused, reset, TLS error).',
   SOURCE_TOO_MANY_REDIRECTS: 'The origin redirected more times than allowed.',
   SOURCE_NOT_FOUND: 'The local source file does not exist or cannot be read.',
   // engine/decode — ffmpeg

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the project needs that a fresh machine may lack: ffmpeg (decoding),
-# cmake, ninja and g++ (the whisper.cpp addon build), iproute2 (the SSRF corpus' network namespace),
-# chromium (headless, for the browser tests).
+# Installs the Debian packages the project needs that a fresh machine may lack:
+#   ffmpeg                    decoding
+#   cmake, ninja-build, g++   the whisper.cpp addon build (on first use)
+#   postgresql, redis-server  the test run starts throwaway instances where none answers
+#   espeak-ng                 the tests' generated speech
+#   iproute2                  the SSRF corpus' network namespace
+#   chromium                  headless, for the browser tests
 # Idempotent: does nothing when everything is present. Needs root (or sudo) only when it installs.
 set -euo pipefail
 
@@ -10,13 +14,17 @@ command -v ffmpeg >/dev/null || need+=(ffmpeg)
 command -v cmake >/dev/null || need+=(cmake)
 command -v ninja >/dev/null || need+=(ninja-build)
 command -v g++ >/dev/null || need+=(g++)
+# Debian keeps PostgreSQL's server binaries off PATH, in /usr/lib/postgresql/<major>/bin.
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need+=(postgresql)
+command -v redis-server >/dev/null || need+=(redis-server)
+command -v espeak-ng >/dev/null || need+=(espeak-ng)
 command -v ip >/dev/null || need+=(iproute2)
 command -v chromium >/dev/null || need+=(chromium)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 sudo=()
 [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-echo "system-deps: installing ${need[*]}"
+echo "system-deps: installing ${need[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" apt-get update -qq
 "${sudo[@]}" apt-get install -y -qq "${need[@]}" >/dev/null

@@ -5,7 +5,7 @@
  * TEST_REDIS_URL (read by test-support/services.ts).
  */
 import { ensureAddon } from '../engine/asr/native/ensure.ts';
-import { TEST_DATABASE_URL, TEST_REDIS_URL } from './services.ts';
+import { publishTestServices, TEST_DATABASE_URL, TEST_REDIS_URL } from './services.ts';
 import { type RunningService, TestServiceError, usePostgres, useRedis } from './test-services.ts';
 
 const started: RunningService[] = [];
@@ -24,8 +24,7 @@ export async function setup(): Promise<void> {
     ] as const) {
       if (svc.url !== configured) log(`nothing answered at ${configured}: started a throwaway ${name} at ${svc.url}`);
     }
-    process.env.TEST_DATABASE_URL = postgres.url;
-    process.env.TEST_REDIS_URL = redis.url;
+    publishTestServices({ databaseUrl: postgres.url, redisUrl: redis.url });
   } catch (err) {
     await teardown();
     // One line, not a stack: the reason is the whole story.

@@ -78,7 +78,11 @@ function list(env: Env, name: string): string[] | undefined {
 /** Every variable the worker reads, with its default; documented in workers/README.md. */
 export function parseWorkerEnv(env: Env, defaults: { model: string }): Readonly<WorkerConfig> {
   const redisUrl = env.REDIS_URL;
-  if (!redisUrl) throw bad('REDIS_URL', 'a worker process serves a Redis queue; set REDIS_URL=redis://host:6379');
+  if (!redisUrl)
+    throw bad(
+      'REDIS_URL',
+      'a worker process serves a Redis queue; set REDIS_URL=redis://host:6379 (without Redis, `npm start` works its jobs in its own process)',
+    );
   if (!/^rediss?:\/\//.test(redisUrl)) throw bad('REDIS_URL', 'a redis:// or rediss:// URL');
   const queueName = env.QUEUE_NAME || 'transcribe';
   if (queueName.includes(':')) throw bad('QUEUE_NAME', 'no ":" allowed');

@@ -213,6 +213,24 @@ describe('fetching', () => {
     expect(err.details.reason).toBe('ECONNREFUSED');
   });
 
+  it('reports a resolver that failed for now (EAI_AGAIN, timeout) as SOURCE_UNREACHABLE, worth a retry', async () => {
+    for (const code of ['EAI_AGAIN', 'ETIMEOUT']) {
+      const flaky = new SafeFetcher({
+        ca: pki.ca,
+        lookup: async () => {
+          throw Object.assign(new Error(`${code} media.test`), { code });
+        },
+      });
+      try {
+        const err = await engineFailure(flaky.open('https://media.test/x'));
+        expect(err.code).toBe('SOURCE_UNREACHABLE');
+        expect(err.details.reason).toBe(code);
+      } finally {
+        await flaky.close();
+      }
+    }
+  });
+
   it('validates its options', async () => {
     for (const bad of [{ maxBytes: 0 }, { maxBytes: 1.5 }, { idleTimeoutMs: -1 }, { maxRedirects: Number.NaN }]) {
       expect((await engineFailure(fetcher.open(url('media.test', '/x'), bad))).code).toBe('INVALID_OPTIONS');

@@ -238,6 +238,9 @@ export class SafeFetcher {
   }
 }
 
+/** getaddrinfo's and c-ares' codes for a lookup that failed without an answer about the name. */
+const TRANSIENT_DNS_CODES = new Set(['EAI_AGAIN', 'ETIMEOUT', 'ESERVFAIL', 'ECONNREFUSED', 'ECANCELLED']);
+
 /** Resolves a name and refuses it whole if any answer is not allowed. */
 async function resolveChecked(
   resolve: LookupFn,
@@ -254,6 +257,16 @@ async function resolveChecked(
   try {
     answers = await resolve(hostname);
   } catch (cause) {
+    // A resolver that failed for now (no answer yet, a timeout, SERVFAIL) said nothing about the
+    // name, so nothing is told apart: that is worth a retry. "No such name" is an answer, and reads
+    // like "resolves inside".
+    const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+    if (code !== undefined && TRANSIENT_DNS_CODES.has(code)) {
+      throw new EngineError('SOURCE_UNREACHABLE', `The name ${hostname} could not be resolved just now (${code}).`, {
+        cause,
+        details: { reason: code },
+      });
+    }
     throw refused(cause);
   }
   if (!Array.isArray(answers) || answers.length === 0) throw refused({ answers: 0 });
