@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The front door, as a new user meets it: clones HEAD into an empty temp folder (nothing beside it,
+# so no ../shared), runs the README's command 1 there exactly as the README writes it, with no stdin
+# and npm's `yes` false, and checks that it exits 0, prints a WebVTT document with cues on stdout,
+# and that npm printed no warning or error.
+#   --tests   then runs the README's command 2 in the same clone, inside a new network namespace
+#             where nothing listens on loopback (root only), so it must start what it needs.
+#   --keep    leaves the clone (its path is printed) instead of deleting it.
+# Exit 0 when every check holds; 1 with one line per failed check otherwise.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+tests=0 keep=0
+for arg in "$@"; do
+  case $arg in
+    --tests) tests=1 ;;
+    --keep) keep=1 ;;
+    *) echo "fresh-clone-check: unknown option $arg" >&2; exit 2 ;;
+  esac
+done
+
+work=$(mktemp -d /tmp/fresh-clone.XXXXXX)
+cleanup() {
+  if [ "$keep" = 1 ]; then echo "fresh-clone-check: kept $work/repo"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+git clone -q "$here" "$work/repo"
+cd "$work/repo"
+echo "fresh-clone-check: clone of $(git rev-parse --short HEAD) in $work/repo (nothing beside it)"
+
+failed=0
+fail() { echo "fresh-clone-check: FAILED: $*"; failed=1; }
+
+cmd1=$(bash scripts/readme-command.sh 1 README.md)
+echo "fresh-clone-check: command 1: $cmd1"
+start=$(date +%s)
+set +e
+npm_config_yes=false bash -c "$cmd1" </dev/null >"$work/out1" 2>"$work/err1"
+rc=$?
+set -e
+echo "fresh-clone-check: command 1 exited $rc after $(($(date +%s) - start)) s"
+[ "$rc" = 0 ] || fail "command 1 exited $rc; the end of its stderr:$(printf '\n'; tail -20 "$work/err1")"
+if grep -hE '^npm (warn|WARN|error|ERR)' "$work/out1" "$work/err1" >"$work/npm-lines"; then
+  fail "npm printed warnings or errors:$(printf '\n'; head -20 "$work/npm-lines")"
+fi
+# The WebVTT document is what follows npm's own lines on stdout; a real parser judges it.
+if [ -x node_modules/.bin/node ]; then
+  node_modules/.bin/node --input-type=module -e '
+    import { readFileSync } from "node:fs";
+    import { WebVTTParser } from "webvtt-parser";
+    const out = readFileSync(process.argv[1], "utf8");
+    const at = out.search(/^WEBVTT$/m);
+    if (at < 0) { console.log("no WEBVTT line on stdout"); process.exit(1); }
+    const tree = new WebVTTParser().parse(out.slice(at), "metadata");
+    if (tree.errors.length > 0) { console.log(`WebVTT errors: ${JSON.stringify(tree.errors)}`); process.exit(1); }
+    if (tree.cues.length === 0) { console.log("the WebVTT document has no cues"); process.exit(1); }
+    console.log(`fresh-clone-check: stdout holds a valid WebVTT document with ${tree.cues.length} cue(s)`);
+  ' "$work/out1" || fail "stdout is not a WebVTT document with cues"
+else
+  fail "node_modules/.bin/node is missing after command 1"
+fi
+
+if [ "$tests" = 1 ] && [ "$failed" = 0 ]; then
+  cmd2=$(bash scripts/readme-command.sh 2 README.md)
+  if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null; then
+    fail "--tests needs root and unshare(1) for its empty network namespace"
+  else
+    echo "fresh-clone-check: command 2 in an empty network namespace: $cmd2"
+    start=$(date +%s)
+    set +e
+    unshare --net bash -c 'ip link set lo up && exec bash -c "$1"' _ "$cmd2" </dev/null 2>&1 | tee "$work/out2"
+    rc=${PIPESTATUS[0]}
+    set -e
+    echo "fresh-clone-check: command 2 exited $rc after $(($(date +%s) - start)) s"
+    [ "$rc" = 0 ] || fail "command 2 exited $rc"
+  fi
+fi
+
+[ "$failed" = 0 ] && echo "fresh-clone-check: ok"
+exit "$failed"
