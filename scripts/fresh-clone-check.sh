@@ -46,7 +46,8 @@ fi
 if [ -x node_modules/.bin/node ]; then
   node_modules/.bin/node --input-type=module -e '
     import { readFileSync } from "node:fs";
-    import { WebVTTParser } from "webvtt-parser";
+    import webvtt from "webvtt-parser";
+    const { WebVTTParser } = webvtt;
     const out = readFileSync(process.argv[1], "utf8");
     const at = out.search(/^WEBVTT$/m);
     if (at < 0) { console.log("no WEBVTT line on stdout"); process.exit(1); }
