@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { Config } from '../config.ts';
 import { strongEtag } from '../http-cache.ts';
+import type { DocsTool } from './docs-tools.ts';
 import {
   AGENT_TRANSCRIBE_PATH,
   authFacts,
@@ -21,7 +22,6 @@ import {
   SERVICE_VERSION,
   SIGN_IN_PATH,
 } from './facts.ts';
-import type { DocsTool } from './mcp.ts';
 import { openApiPath, type RouteEntry } from './route-table.ts';
 import { Bm25Index, snippet } from './search.ts';
 import type { ToolDefinition } from './tools.ts';

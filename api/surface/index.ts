@@ -9,9 +9,10 @@ import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
 import { matchesIfNoneMatch } from '../http-cache.ts';
 import { errorRef } from '../schemas.ts';
+import { DOCS_TOOLS } from './docs-tools.ts';
 import { buildDocuments, DOC_PATHS, type Doc, type DocumentSet } from './documents.ts';
 import { plans, plansSchema } from './facts.ts';
-import { DOCS_TOOLS, mcpRoutes, serviceTools } from './mcp.ts';
+import { mcpRoutes, serviceTools } from './mcp.ts';
 import type { RouteTable } from './route-table.ts';
 
 export { RouteTable } from './route-table.ts';
