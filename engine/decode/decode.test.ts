@@ -1,6 +1,6 @@
 /**
- * engine/decode against the real ffmpeg: media generated here with lavfi sources, the shared recorded
- * fixtures, hostile inputs (playlists, lying headers, stalled streams) and process hygiene.
+ * engine/decode against the real ffmpeg: media generated here with lavfi sources, the recorded
+ * JFK sample (test-support/media.ts), hostile inputs (playlists, lying headers, stalled streams) and process hygiene.
  */
 
 import { execFile } from 'node:child_process';
@@ -17,7 +17,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { codeOf } from '../../test-support/errors.ts';
 import { EngineError } from '../errors.ts';
 import { type DecodeOptions, decodeStream, decodeToPcm, SAMPLE_RATE } from './index.ts';
-import { ffmpeg, ffmpegChildren, fixture, noiseBytes, stalledStream, toneFrequency } from './test-helpers.ts';
+import { jfkSample } from '../../test-support/media.ts';
+import { ffmpeg, ffmpegChildren, noiseBytes, stalledStream, toneFrequency } from './test-helpers.ts';
 
 let dir: string;
 const media = (name: string) => join(dir, name);
@@ -146,15 +147,15 @@ describe('decodes real media to 16 kHz mono f32', () => {
     }
   }
 
-  it('decodes the recorded JFK clip in wav, mp3 and flac to 11 s each', async () => {
-    const wav = await decodeToPcm({ path: await fixture('speech/jfk/jfk.wav') });
-    const flac = await decodeToPcm(createReadStream(await fixture('speech/jfk/jfk.flac')));
-    const mp3 = await decodeToPcm(createReadStream(await fixture('speech/jfk/jfk.mp3')));
+  it('decodes the recorded JFK sample in wav, mp3 and flac to 11 s each', async () => {
+    const wav = await decodeToPcm({ path: await jfkSample('wav') });
+    const flac = await decodeToPcm(createReadStream(await jfkSample('flac')));
+    const mp3 = await decodeToPcm(createReadStream(await jfkSample('mp3')));
     expect(wav.length).toBe(176_000);
     expect(flac.length).toBe(176_000);
     expect(Math.abs(mp3.length - 176_000)).toBeLessThanOrEqual(ONE_FRAME);
-    // jfk.wav is already 16 kHz s16: decoding is exact up to the s16 → f32 scale.
-    const raw = await readFile(await fixture('speech/jfk/jfk.wav'));
+    // The wav is 16 kHz s16: decoding is exact up to the s16 → f32 scale.
+    const raw = await readFile(await jfkSample('wav'));
     const dataAt = raw.indexOf('data') + 8;
     for (const i of [1000, 50_000, 123_456]) expect(wav[i]).toBeCloseTo(raw.readInt16LE(dataAt + 2 * i) / 32768, 6);
   });
