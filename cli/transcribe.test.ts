@@ -110,14 +110,7 @@ describe('transcribe CLI', () => {
 
   it('--out writes the file atomically and --no-word-timestamps drops words', async () => {
     const out = join(dir, 'jfk.json');
-    const r = await transcribe([
-      JFK.flac,
-      '--model',
-      'synthetic-tiny',
-      '--no-word-timestamps',
-      '--out',
-      out,
-    ]);
+    const r = await transcribe([JFK.flac, '--model', 'synthetic-tiny', '--no-word-timestamps', '--out', out]);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('');
     const t = JSON.parse(await readFile(out, 'utf8'));

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { closeServer } from '../test-support/servers.ts';
 import { DEFAULT_MODEL, findModel, MANIFEST, type RealModelEntry } from './manifest.ts';
 import { DEFAULT_CACHE_DIR, resolveModel } from './resolve.ts';
 import { fixturesReadme } from './test-support.ts';
@@ -112,8 +113,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await agent?.close();
-  server?.closeAllConnections();
-  await new Promise((r) => server?.close(r));
+  await closeServer(server);
   await rm(dir, { recursive: true, force: true });
 });
 

@@ -41,7 +41,9 @@ function toolVersion(tool: 'ffmpeg' | 'espeak-ng'): Promise<string> {
     v = run(tool, [tool === 'ffmpeg' ? '-version' : '--version']).then(
       ({ stdout }) => stdout.split('\n')[0] ?? '',
       (e: Error) => {
-        throw new Error(`${tool} is needed to build test media (bash scripts/system-deps.sh installs it): ${e.message}`);
+        throw new Error(
+          `${tool} is needed to build test media (bash scripts/system-deps.sh installs it): ${e.message}`,
+        );
       },
     );
     versions.set(tool, v);
@@ -151,7 +153,9 @@ export function noise(seconds: number, amplitude = 0.1, seed = 1): Promise<strin
 export function concatenated(parts: string[], gapSec = 0, format: AudioFormat = 'wav'): Promise<string> {
   return cached('concat', format, { parts, gapSec, format }, ['ffmpeg'], async (out) => {
     const pad = gapSec > 0 ? `,apad=pad_dur=${gapSec}` : '';
-    const chains = parts.map((_, i) => `[${i}:a]aresample=16000,aformat=channel_layouts=mono${i < parts.length - 1 ? pad : ''}[p${i}]`);
+    const chains = parts.map(
+      (_, i) => `[${i}:a]aresample=16000,aformat=channel_layouts=mono${i < parts.length - 1 ? pad : ''}[p${i}]`,
+    );
     const filter = `${chains.join(';')};${parts.map((_, i) => `[p${i}]`).join('')}concat=n=${parts.length}:v=0:a=1[a]`;
     await ffmpeg(...parts.flatMap((p) => ['-i', p]), '-filter_complex', filter, '-map', '[a]', ...CODECS[format], out);
   });

@@ -15,9 +15,9 @@ import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { codeOf } from '../../test-support/errors.ts';
+import { jfkSample } from '../../test-support/media.ts';
 import { EngineError } from '../errors.ts';
 import { type DecodeOptions, decodeStream, decodeToPcm, SAMPLE_RATE } from './index.ts';
-import { jfkSample } from '../../test-support/media.ts';
 import { ffmpeg, ffmpegChildren, noiseBytes, stalledStream, toneFrequency } from './test-helpers.ts';
 
 let dir: string;
