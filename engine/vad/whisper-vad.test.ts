@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fixture, hasCorpus, needsCorpus } from '../../test-support/fixtures.ts';
-import { jfkSample, SENTENCES, speech } from '../../test-support/media.ts';
 import { detectSpeechWhisperVad } from '../asr/index.ts';
 import { isEngineError } from '../errors.ts';
 import type { SpeechSpan } from './silero.ts';
@@ -37,12 +36,13 @@ function iou(a: SpeechSpan[], b: SpeechSpan[], seconds: number): number {
 }
 
 // whisper.cpp's Silero VAD in ggml form ships with no dependency (the ONNX form does, and
-// silero.test.ts runs it on generated media): these run only where the corpus provides it.
+// silero.test.ts runs it on generated media): these run only where the corpus provides it, on the
+// corpus' recordings, whose phrases these checks were written against.
 describe.skipIf(!hasCorpus())(needsCorpus("whisper.cpp's VAD as a stream (WhisperCppVad)"), () => {
   const ggml = hasCorpus() ? fixture('vad/silero-v6.2.0-ggml.bin') : '';
 
-  it('finds the four phrases of the JFK sample, as the whole-buffer call does', async () => {
-    const pcm = await readPcm(await jfkSample('wav'));
+  it('finds the four phrases of jfk.wav, as the whole-buffer call does', async () => {
+    const pcm = await readPcm(fixture('speech/jfk/jfk.wav'));
     const whole = await detectSpeechWhisperVad(pcm, ggml, { speechPadMs: 60 });
     const got = await streamed(new WhisperCppVad(ggml), pcm, 4096);
     expect(got).toHaveLength(4);
@@ -51,8 +51,8 @@ describe.skipIf(!hasCorpus())(needsCorpus("whisper.cpp's VAD as a stream (Whispe
 
   it('agrees with whole-buffer detection across block boundaries, spans in order and disjoint', async () => {
     const clips = [
-      await readPcm(await jfkSample('wav')),
-      await readPcm(await speech(SENTENCES.en.slice(0, 4).join(' '), { voice: 'en-gb' })),
+      await readPcm(fixture('speech/jfk/jfk.wav')),
+      await readPcm(fixture('speech/multilingual/test.wav')),
     ];
     const pcm = new Float32Array(16000 * 150);
     let pos = 0;
@@ -76,7 +76,7 @@ describe.skipIf(!hasCorpus())(needsCorpus("whisper.cpp's VAD as a stream (Whispe
     afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
     it('keeps detecting after its weights file is gone, block after block, and close() frees them', async () => {
-      const pcm = await readPcm(await jfkSample('wav'));
+      const pcm = await readPcm(fixture('speech/jfk/jfk.wav'));
       const copy = join(tmp, 'vad.bin');
       copyFileSync(ggml, copy);
       const vad = new WhisperCppVad(copy, { blockSec: 10 });
@@ -107,7 +107,7 @@ describe.skipIf(!hasCorpus())(needsCorpus("whisper.cpp's VAD as a stream (Whispe
     });
 
     it('streams of one detector take turns on the weights and get what each gets alone', async () => {
-      const pcm = await readPcm(await jfkSample('wav'));
+      const pcm = await readPcm(fixture('speech/jfk/jfk.wav'));
       const vad = new WhisperCppVad(ggml, { blockSec: 10 });
       try {
         const alone = await streamed(vad, pcm, 4096);
