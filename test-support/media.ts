@@ -193,6 +193,7 @@ export const SENTENCES = {
     'Der Zug fuhr am Morgen ein paar Minuten zu spät ab, und niemand auf dem Bahnsteig störte sich daran.',
     'Sie öffnete das Fenster, hörte eine Weile dem Regen zu und kehrte dann zu ihren Notizen zurück.',
   ],
+  it: ['Il treno del mattino è partito con qualche minuto di ritardo, e nessuno si è lamentato.'],
 } as const;
 
 const VOICES = ['en-us', 'en-gb', 'en-us', 'en-gb-scotland'] as const;

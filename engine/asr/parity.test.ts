@@ -8,6 +8,7 @@
  * flash attention, DTW with the tiny alignment heads.
  */
 
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
