@@ -7,6 +7,7 @@ set -euo pipefail
 
 need=()
 command -v ffmpeg >/dev/null || need+=(ffmpeg)
+command -v espeak-ng >/dev/null || need+=(espeak-ng)
 command -v cmake >/dev/null || need+=(cmake)
 command -v ninja >/dev/null || need+=(ninja-build)
 command -v g++ >/dev/null || need+=(g++)
