@@ -16,6 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { codeOf } from '../../test-support/errors.ts';
 import { jfkSample } from '../../test-support/media.ts';
+import { closeServer } from '../../test-support/servers.ts';
 import { EngineError } from '../errors.ts';
 import { type DecodeOptions, decodeStream, decodeToPcm, SAMPLE_RATE } from './index.ts';
 import { ffmpeg, ffmpegChildren, noiseBytes, stalledStream, toneFrequency } from './test-helpers.ts';
@@ -368,7 +369,7 @@ describe('playlists and indirection are refused and never followed', () => {
     await once(server, 'listening');
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
-  afterAll(() => new Promise<void>((done) => server.close(() => done())));
+  afterAll(() => closeServer(server));
 
   const playlist = (segments = [`${base}/segment0.ts`, 'file:///etc/passwd', 'http://169.254.169.254/latest/']) =>
     ['#EXTM3U', '#EXT-X-TARGETDURATION:10', ...segments.flatMap((s) => ['#EXTINF:10,', s]), '#EXT-X-ENDLIST', ''].join(
