@@ -14,7 +14,8 @@ import { join } from 'node:path';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebVTTParser } from 'webvtt-parser';
-import { fixture, REPO_ROOT } from '../test-support/fixtures.ts';
+import { REPO_ROOT } from '../test-support/fixtures.ts';
+import { jfkSample } from '../test-support/media.ts';
 import type { SqlStorage } from './storage/sql.ts';
 import { Client, memoryStorage, startTestApp, type TestApp, testConfig } from './testing/harness.ts';
 import { makeRecording } from './testing/uploads.ts';
@@ -68,7 +69,7 @@ describe('the /app page in headless Chromium', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'app-page-'));
     await mkdir(OUTPUT, { recursive: true });
-    recordingPath = await makeRecording(dir, fixture('speech/jfk/jfk.wav'));
+    recordingPath = await makeRecording(dir, await jfkSample('wav'));
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     transcriber = await createServiceTranscriber({ model: 'synthetic-tiny', maxDurationSec: 600, threads: 2 });

@@ -1,6 +1,6 @@
 /**
  * End to end through the REAL engine (whisper.cpp addon, ffmpeg, the `synthetic-tiny`
- * model): media comes from a real TLS origin on loopback serving fixture audio, fetched by
+ * model): media comes from a real TLS origin on loopback serving the JFK sample, fetched by
  * the engine's SafeFetcher trusting a test CA (test-only options, passed through deps).
  * Walks the signed-in flow and the paid flow; the synthetic model's text is meaningless,
  * so the tests check the transcript's shape and timing, not its words.
@@ -18,7 +18,8 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SafeFetcher } from '../engine/source/index.ts';
 import { makeTestPki, type TestPki } from '../engine/source/testing/tls.ts';
-import { fixture } from '../models/test-support.ts';
+import { jfkSample } from '../test-support/media.ts';
+import { closeServer } from '../test-support/servers.ts';
 import type { SqlStorage } from './storage/sql.ts';
 import { LocalFacilitator } from './testing/facilitator.ts';
 import { Client, memoryStorage, PAY_TO, startTestApp, type TestApp, testConfig } from './testing/harness.ts';
@@ -42,7 +43,7 @@ describe('end to end with the real engine', () => {
   let base: string;
 
   beforeAll(async () => {
-    const jfk = fixture('speech/jfk/jfk.wav');
+    const jfk = await jfkSample('wav');
     pki = makeTestPki([MEDIA_HOST]);
     origin = createServer({ key: pki.key, cert: pki.cert }, (req, res) => {
       const path = req.url ?? '/';
@@ -91,8 +92,7 @@ describe('end to end with the real engine', () => {
     await fetcher?.close();
     await storage?.close();
     await facilitator?.close();
-    origin?.closeAllConnections();
-    await new Promise((r) => origin?.close(r));
+    await closeServer(origin);
     pki?.cleanup();
   });
 

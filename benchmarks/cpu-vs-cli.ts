@@ -18,7 +18,7 @@
  *   addon-warm   WhisperModel.transcribe() on a model loaded once, PCM already in memory: the engine's
  *                steady state. Set against cli-inside = whisper-cli's own `total time − load time`.
  * Model load is reported on its own for both (ours: createEngine in the cold process; cli: its
- * `load time`). The CLI (bin/transcribe.js) is not the cold side: it cannot turn temperature fallback
+ * `load time`). The CLI (cli/bin/transcribe.js) is not the cold side: it cannot turn temperature fallback
  * off, and with random weights fallback multiplies the decoding work.
  *
  * Runs are interleaved (cli, engine-cold, addon-warm, cli, …) after one discarded warm-up round, so a

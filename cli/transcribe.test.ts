@@ -6,15 +6,16 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebVTTParser } from 'webvtt-parser';
 import { resolveModel } from '../models/index.ts';
-import { fixture } from '../test-support/fixtures.ts';
+import { fixture, hasCorpus, needsCorpus } from '../test-support/fixtures.ts';
+import { jfkSample, longSpeech } from '../test-support/media.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BIN = join(ROOT, 'cli/bin/transcribe.js');
-const JFK = dirname(fixture('speech/jfk/jfk.wav'));
+const JFK = { wav: await jfkSample('wav'), mp3: await jfkSample('mp3'), flac: await jfkSample('flac') };
 
 interface Result {
   code: number;
@@ -41,7 +42,6 @@ function ffmpeg(args: string[]): Promise<void> {
 let dir: string;
 
 beforeAll(async () => {
-  for (const ext of ['wav', 'mp3', 'flac']) fixture(`speech/jfk/jfk.${ext}`); // present and unaltered
   dir = await mkdtemp(join(tmpdir(), 'cli-test-'));
   await resolveModel('synthetic-tiny'); // generate once, before the children race for it
 });
@@ -62,14 +62,9 @@ describe('transcribe CLI', () => {
   });
 
   it('--batch-size 8 gives the same JSON as --batch-size 1 on two minutes of speech', async () => {
-    // Twenty LJSpeech clips back to back: VAD cuts them into windows, which the batched model decodes
-    // in one batch and the unbatched one window by window.
-    const clips = Array.from({ length: 20 }, (_, i) =>
-      fixture(`speech/ljspeech/LJ001-${String(i + 1).padStart(4, '0')}.wav`),
-    );
-    const wav = join(dir, 'lj-120s.wav');
-    const filter = `${clips.map((_, i) => `[${i}:a]`).join('')}concat=n=${clips.length}:v=0:a=1[a]`;
-    await ffmpeg([...clips.flatMap((c) => ['-i', c]), '-filter_complex', filter, '-map', '[a]', '-t', '120', wav]);
+    // Two minutes of sentences with pauses between them (espeak-ng): VAD cuts them into windows, which
+    // the batched model decodes in one batch and the unbatched one window by window.
+    const wav = await longSpeech(120);
     const args = [wav, '--model', 'synthetic-tiny', '--format', 'json', '--language', 'en', '--threads', '1'];
     const batched = await transcribe([...args, '--batch-size', '8'], 600_000);
     expect(batched.code, batched.stderr).toBe(0);
@@ -82,7 +77,7 @@ describe('transcribe CLI', () => {
   }, 1_200_000);
 
   it('prints a WebVTT document a real parser accepts', async () => {
-    const r = await transcribe([join(JFK, 'jfk.mp3'), '--model', 'synthetic-tiny', '--format', 'vtt']);
+    const r = await transcribe([JFK.mp3, '--model', 'synthetic-tiny', '--format', 'vtt']);
     expect(r.stderr).toBe(''); // no progress bar on a pipe
     expect(r.code).toBe(0);
     const parsed = new WebVTTParser().parse(r.stdout, 'metadata');
@@ -95,7 +90,7 @@ describe('transcribe CLI', () => {
   });
 
   it('--format json gives segments with words, within the audio', async () => {
-    const r = await transcribe([join(JFK, 'jfk.wav'), '--model', 'synthetic-tiny', '--format', 'json']);
+    const r = await transcribe([JFK.wav, '--model', 'synthetic-tiny', '--format', 'json']);
     expect(r.code).toBe(0);
     const t = JSON.parse(r.stdout);
     expect(t.duration).toBeCloseTo(11, 0);
@@ -115,14 +110,7 @@ describe('transcribe CLI', () => {
 
   it('--out writes the file atomically and --no-word-timestamps drops words', async () => {
     const out = join(dir, 'jfk.json');
-    const r = await transcribe([
-      join(JFK, 'jfk.flac'),
-      '--model',
-      'synthetic-tiny',
-      '--no-word-timestamps',
-      '--out',
-      out,
-    ]);
+    const r = await transcribe([JFK.flac, '--model', 'synthetic-tiny', '--no-word-timestamps', '--out', out]);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('');
     const t = JSON.parse(await readFile(out, 'utf8'));
@@ -130,28 +118,25 @@ describe('transcribe CLI', () => {
     expect(t.segments.every((s: { words?: unknown }) => s.words === undefined)).toBe(true);
   });
 
-  it('--vad-model runs VAD inside whisper.cpp from its ggml weights; a missing file is MODEL_LOAD_FAILED', async () => {
-    const ggml = fixture('vad/silero-v6.2.0-ggml.bin');
+  // whisper.cpp's Silero VAD in ggml form ships with no dependency: it comes from the corpus.
+  it.skipIf(!hasCorpus())(needsCorpus('--vad-model runs VAD inside whisper.cpp from its ggml weights'), async () => {
     const r = await transcribe([
-      join(JFK, 'jfk.wav'),
+      JFK.wav,
       '--model',
       'synthetic-tiny',
       '--format',
       'vtt',
       '--vad-model',
-      ggml,
+      fixture('vad/silero-v6.2.0-ggml.bin'),
     ]);
     expect(r.code).toBe(0);
     const parsed = new WebVTTParser().parse(r.stdout, 'metadata');
     expect(parsed.errors).toEqual([]);
     expect(parsed.cues.length).toBeGreaterThan(0);
-    const missing = await transcribe([
-      join(JFK, 'jfk.wav'),
-      '--model',
-      'synthetic-tiny',
-      '--vad-model',
-      join(dir, 'no.bin'),
-    ]);
+  });
+
+  it('a missing --vad-model file is MODEL_LOAD_FAILED', async () => {
+    const missing = await transcribe([JFK.wav, '--model', 'synthetic-tiny', '--vad-model', join(dir, 'no.bin')]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/^error: MODEL_LOAD_FAILED /m);
   });
@@ -186,13 +171,13 @@ describe('transcribe CLI', () => {
       const missing = await transcribe([join(dir, 'nope.wav'), '--model', 'synthetic-tiny']);
       expect(missing.code).toBe(1);
       expect(missing.stderr).toMatch(/^error: SOURCE_NOT_FOUND /m);
-      const usage = await transcribe([join(JFK, 'jfk.wav'), '--format', 'docx']);
+      const usage = await transcribe([JFK.wav, '--format', 'docx']);
       expect(usage.code).toBe(2);
       expect(usage.stderr).toMatch(/^error: USAGE --format must be one of/m);
     });
 
     it('a real model that is not on disk, offline → MODEL_NOT_AVAILABLE naming what and where', async () => {
-      const r = await transcribe([join(JFK, 'jfk.wav'), '--model', 'tiny', '--offline', '--models-dir', dir]);
+      const r = await transcribe([JFK.wav, '--model', 'tiny', '--offline', '--models-dir', dir]);
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/^error: MODEL_NOT_AVAILABLE /m);
       expect(r.stderr).toContain('ggml-tiny.bin');

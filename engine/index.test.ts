@@ -5,20 +5,19 @@
 import { execFile } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveModel } from '../models/index.ts';
 import { codeOf } from '../test-support/errors.ts';
-import { fixture } from '../test-support/fixtures.ts';
+import { jfkSample } from '../test-support/media.ts';
 import { ffmpegChildren } from './decode/test-helpers.ts';
 import { createEngine, type Engine } from './index.ts';
 import { SafeFetcher } from './source/index.ts';
 import { startOrigin, type TestOrigin } from './source/testing/origin.ts';
 import { makeTestPki, type TestPki } from './source/testing/tls.ts';
 
-const JFK = dirname(fixture('speech/jfk/jfk.wav'));
+const JFK_WAV = await jfkSample('wav');
 const execFileP = promisify(execFile);
 
 let engine: Engine;
@@ -27,10 +26,9 @@ let pki: TestPki;
 let origin: TestOrigin;
 
 beforeAll(async () => {
-  for (const ext of ['wav', 'mp3', 'flac']) fixture(`speech/jfk/jfk.${ext}`); // present and unaltered
   pki = makeTestPki(['media.test', '127.0.0.1']);
   origin = await startOrigin({ key: pki.key, cert: pki.cert });
-  const wav = await readFile(resolve(JFK, 'jfk.wav'));
+  const wav = await readFile(JFK_WAV);
   origin.routes.set('/jfk.wav', (_req, res) => {
     res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': String(wav.length) });
     res.end(wav);
@@ -51,8 +49,8 @@ afterAll(async () => {
 describe('createEngine().transcribe', () => {
   it('gives the same transcript for a path, a stream and an https URL of the same speech', async () => {
     // WAV: an mp3 read from a file gets ffmpeg's gapless trim, one from a pipe does not (≈19 ms apart).
-    const fromPath = await engine.transcribe(resolve(JFK, 'jfk.wav'));
-    const fromStream = await engine.transcribe({ stream: createReadStream(resolve(JFK, 'jfk.wav')) });
+    const fromPath = await engine.transcribe(JFK_WAV);
+    const fromStream = await engine.transcribe({ stream: createReadStream(JFK_WAV) });
     const fromUrl = await engine.transcribe(`${origin.base}/jfk.wav`);
     expect(fromPath.duration).toBeCloseTo(11, 0);
     expect(fromPath.segments.length).toBeGreaterThan(0);
@@ -129,7 +127,7 @@ describe('createEngine().transcribe', () => {
   it('stops fetch, ffmpeg and inference on abort, with ABORTED and no ffmpeg left', async () => {
     const ac = new AbortController();
     const run = engine.transcribe(
-      resolve(JFK, 'jfk.wav'),
+      JFK_WAV,
       {},
       {
         signal: ac.signal,
@@ -145,7 +143,7 @@ describe('createEngine().transcribe', () => {
   it('without VAD streams 30 s windows, silence included: the model never holds more than a window', async () => {
     const modelPath = (await resolveModel('synthetic-tiny')).path;
     const noVad = await createEngine({ modelPath, threads: 1, concurrency: 1, vad: false });
-    // 70 s: jfk.wav looped. A spy on the real model: the windows it is handed are the observable.
+    // 70 s: the JFK sample looped. A spy on the real model: the windows it is handed are the observable.
     const seen: number[] = [];
     const transcribe = noVad.model.transcribe.bind(noVad.model);
     noVad.model.transcribe = (pcm, opts, run) => {
@@ -155,7 +153,7 @@ describe('createEngine().transcribe', () => {
     try {
       const { stdout } = await execFileP(
         'ffmpeg',
-        ['-hide_banner', '-loglevel', 'error', '-stream_loop', '6', '-i', resolve(JFK, 'jfk.wav')].concat([
+        ['-hide_banner', '-loglevel', 'error', '-stream_loop', '6', '-i', JFK_WAV].concat([
           '-t',
           '70',
           '-ac',

@@ -7,6 +7,8 @@ import { promisify } from 'node:util';
 import { brotliDecompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineError } from '../engine/errors.ts';
+import { hasCorpus, needsCorpus } from '../test-support/fixtures.ts';
+import { jfkSample } from '../test-support/media.ts';
 import { findModel, MANIFEST, type WhisperHparams } from './manifest.ts';
 import { melFilters } from './mel-filters.ts';
 import { readNpz } from './npz.ts';
@@ -139,31 +141,41 @@ describe('layout', () => {
     expect(shapes.get('encoder.conv1.weight')).toEqual([3, 128, 1280]);
   });
 
-  it('copies whisper.cpp test headers and mel filters for tiny (hparams differ only in ftype 1 = f16)', async () => {
-    const reference = await readFile(fixture('whisper/for-tests-ggml-tiny.bin'));
-    const plan = await planSyntheticModel('synthetic-tiny');
-    expect(plan.header.subarray(0, 56).equals(reference.subarray(0, 56))).toBe(true);
-    // Same filter values; mel_filters.npz has -0.0 where the reference file has 0.0, so compare as numbers.
-    const filters = (b: Buffer) => Array.from({ length: 80 * 201 }, (_, i) => b.readFloatLE(56 + 4 * i));
-    const want = filters(reference);
-    expect(filters(plan.header).every((v, i) => v === want[i])).toBe(true);
-    // The vocabulary has the same 50257 entries; the reference spells invalid UTF-8 fragments as U+FFFD where
-    // the tiktoken ranks keep the raw bytes (the official files' sizes above prove raw bytes are right).
-    expect(plan.header.readInt32LE(56 + 80 * 201 * 4)).toBe(50257);
-  });
+  // The references below are third-party files no dependency ships: whisper.cpp's for-tests model,
+  // openai/whisper's mel_filters.npz and tiktoken ranks. They come from the corpus.
+  it.skipIf(!hasCorpus())(
+    needsCorpus('copies whisper.cpp test headers and mel filters for tiny (hparams differ only in ftype 1 = f16)'),
+    async () => {
+      const reference = await readFile(fixture('whisper/for-tests-ggml-tiny.bin'));
+      const plan = await planSyntheticModel('synthetic-tiny');
+      expect(plan.header.subarray(0, 56).equals(reference.subarray(0, 56))).toBe(true);
+      // Same filter values; mel_filters.npz has -0.0 where the reference file has 0.0, so compare as numbers.
+      const filters = (b: Buffer) => Array.from({ length: 80 * 201 }, (_, i) => b.readFloatLE(56 + 4 * i));
+      const want = filters(reference);
+      expect(filters(plan.header).every((v, i) => v === want[i])).toBe(true);
+      // The vocabulary has the same 50257 entries; the reference spells invalid UTF-8 fragments as U+FFFD where
+      // the tiktoken ranks keep the raw bytes (the official files' sizes above prove raw bytes are right).
+      expect(plan.header.readInt32LE(56 + 80 * 201 * 4)).toBe(50257);
+    },
+  );
 });
 
 describe('inputs that ship with the project', () => {
-  it("computes openai/whisper's mel_filters.npz from the formula, bit for bit (80 and 128 bins, -0.0 included)", async () => {
-    const npz = readNpz(await readFile(fixture('whisper/mel_filters.npz')));
-    for (const n of [80, 128]) {
-      const ref = npz.get(`mel_${n}`)!.data;
-      const got = melFilters(n);
-      expect(Buffer.from(got.buffer).equals(Buffer.from(ref.buffer, ref.byteOffset, ref.byteLength))).toBe(true);
-    }
-  });
+  it.skipIf(!hasCorpus())(
+    needsCorpus(
+      "computes openai/whisper's mel_filters.npz from the formula, bit for bit (80 and 128 bins, -0.0 included)",
+    ),
+    async () => {
+      const npz = readNpz(await readFile(fixture('whisper/mel_filters.npz')));
+      for (const n of [80, 128]) {
+        const ref = npz.get(`mel_${n}`)!.data;
+        const got = melFilters(n);
+        expect(Buffer.from(got.buffer).equals(Buffer.from(ref.buffer, ref.byteOffset, ref.byteLength))).toBe(true);
+      }
+    },
+  );
 
-  it("ships openai/whisper's multilingual.tiktoken, byte for byte", async () => {
+  it.skipIf(!hasCorpus())(needsCorpus("ships openai/whisper's multilingual.tiktoken, byte for byte"), async () => {
     const shipped = brotliDecompressSync(await readFile(join(DEFAULT_ASSETS_DIR, 'multilingual.tiktoken.br')));
     expect(shipped.equals(await readFile(fixture('whisper/multilingual.tiktoken')))).toBe(true);
   });
@@ -290,22 +302,7 @@ describe('generated synthetic-tiny', () => {
     const out = join(dir, 'cli-tiny');
     const { stderr } = await run(
       whisperCli(),
-      [
-        '-m',
-        tinyPath,
-        '-f',
-        fixture('speech/jfk/jfk.wav'),
-        '-t',
-        '2',
-        '-bs',
-        '1',
-        '-bo',
-        '1',
-        '-nf',
-        '-ojf',
-        '-of',
-        out,
-      ],
+      ['-m', tinyPath, '-f', await jfkSample('wav'), '-t', '2', '-bs', '1', '-bo', '1', '-nf', '-ojf', '-of', out],
       { timeout: 120_000 },
     );
     expect(stderr).toContain('type          = 1 (tiny)');
@@ -328,7 +325,7 @@ describe('generation errors', () => {
     expect(findModel('synthetic-base')).toMatchObject({ bytes: made.bytes, sha256Seed0: made.sha256 });
     const { stderr } = await run(
       whisperCli(),
-      ['-m', path, '-f', fixture('speech/jfk/jfk.wav'), '-t', '2', '-bs', '1', '-bo', '1', '-nf'],
+      ['-m', path, '-f', await jfkSample('wav'), '-t', '2', '-bs', '1', '-bo', '1', '-nf'],
       { timeout: 120_000 },
     );
     expect(stderr).toContain('type          = 2 (base)');

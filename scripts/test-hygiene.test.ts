@@ -1,6 +1,8 @@
 /**
- * Test code reaches the shared fixtures and the test services one way each: fixtures through
- * test-support/fixtures.ts (every file checked against the fixtures' manifest), Redis and PostgreSQL
+ * Test code reaches the shared fixtures, generated test media and the test services one way each:
+ * the optional corpus through test-support/fixtures.ts (every file checked against the fixtures'
+ * manifest), media built from what ships (the JFK sample inside nodejs-whisper, espeak-ng speech)
+ * through test-support/media.ts (cached by recipe, safe under parallel forks), Redis and PostgreSQL
  * through the variables of test-support/services.ts. This scans the tests, their helpers and the
  * benchmarks for any other way in.
  */
@@ -42,6 +44,14 @@ describe('test hygiene', () => {
     expect(offenders).toEqual([]);
   });
 
+  it('builds media from shipped samples and espeak-ng only through test-support/media.ts', () => {
+    const offenders = files
+      .filter((f) => f.rel !== 'test-support/media.ts' && f.rel !== 'scripts/test-hygiene.test.ts')
+      .filter((f) => /['"`][^'"`\n]*(espeak|whisper\.cpp\/samples)/.test(code(f.text)))
+      .map((f) => f.rel);
+    expect(offenders).toEqual([]);
+  });
+
   it('takes the test services from one place, under one name each', () => {
     const offenders = files
       .filter((f) => f.rel !== 'test-support/services.ts' && f.rel !== 'scripts/test-hygiene.test.ts')
@@ -54,6 +64,7 @@ describe('test hygiene', () => {
   it('the scan sees the files it polices', () => {
     const rels = files.map((f) => f.rel);
     expect(rels).toContain('test-support/fixtures.ts');
+    expect(rels).toContain('test-support/media.ts');
     expect(rels).toContain('benchmarks/vad.ts');
     expect(rels).toContain('workers/testing/redis.ts');
   });

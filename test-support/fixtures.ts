@@ -1,15 +1,40 @@
 /**
- * The one way tests and benchmarks reach `../shared/fixtures`: a path, checked once per process
- * against the sha256 that the fixtures' own manifest.json lists, with a message that says what is
- * wrong when the folder, the file or its contents are not what the tests were written against.
- * Not imported by production code.
+ * The one way tests and benchmarks reach `../shared/fixtures`, the OPTIONAL corpus of real recordings
+ * with reference transcripts and third-party artifacts no dependency ships (whisper.cpp's Silero VAD
+ * in ggml form, its for-tests model files): a path, checked once per process against the sha256 that
+ * the corpus' own manifest.json lists, with a message that says what is wrong when the folder, the
+ * file or its contents are not what the tests were written against.
+ *
+ * A fresh clone has no corpus: tests build their media with test-support/media.ts, and the few that
+ * need the corpus skip visibly with `describe.skipIf(!hasCorpus())(needsCorpus('…'), …)`, so the
+ * reason shows in vitest's list of skipped titles. CI has the corpus beside the clone and runs them.
+ * TEST_FIXTURES_DIR points the tests at another folder (a path that does not exist simulates a fresh
+ * clone). Not imported by production code.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '..');
-export const FIXTURES_DIR = resolve(REPO_ROOT, '../shared/fixtures');
+export const FIXTURES_DIR = process.env.TEST_FIXTURES_DIR
+  ? resolve(process.env.TEST_FIXTURES_DIR)
+  : resolve(REPO_ROOT, '../shared/fixtures');
+
+/** Whether the corpus is there (its manifest, at least): tests that need it skip when it is not. */
+export function hasCorpus(): boolean {
+  return existsSync(join(FIXTURES_DIR, 'manifest.json'));
+}
+
+/**
+ * The title of a test or suite that needs the corpus. Where the corpus is missing the title says so,
+ * and one line on stderr names what is skipped and why: vitest's default reporter counts skipped
+ * tests without naming them.
+ */
+export function needsCorpus(title: string): string {
+  if (hasCorpus()) return title;
+  console.warn(`skipped, needs the shared corpus (none at ${FIXTURES_DIR}): ${title}`);
+  return `${title} [needs the shared corpus]`;
+}
 
 let sums: Map<string, string> | undefined;
 const verified = new Set<string>();
@@ -18,7 +43,7 @@ function manifestSums(): Map<string, string> {
   if (sums) return sums;
   if (!existsSync(FIXTURES_DIR)) {
     throw new Error(
-      `The shared fixtures folder is missing: expected ${FIXTURES_DIR} (../shared/fixtures from the repo root).`,
+      `The shared fixtures folder is missing: expected ${FIXTURES_DIR} (../shared/fixtures from the repo root, or TEST_FIXTURES_DIR). It is optional: a test that needs it skips with hasCorpus(); other tests build media with test-support/media.ts.`,
     );
   }
   const manifest = JSON.parse(readFileSync(join(FIXTURES_DIR, 'manifest.json'), 'utf8')) as {

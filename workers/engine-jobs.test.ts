@@ -17,12 +17,12 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../engine/index.ts';
 import { resolveModel } from '../models/index.ts';
+import { jfkSample } from '../test-support/media.ts';
 import type { BatchRecord } from './batch/run.ts';
 import type { BullmqQueue } from './bullmq-queue.ts';
 import { createEngineRuntime } from './engine-runtime.ts';
 import { MemoryQueue } from './memory-queue.ts';
 import { WorkerChild } from './testing/children.ts';
-import { jfkWav } from './testing/fixtures.ts';
 import { assertRedisReachable, createTestBullmqQueue, FAST, freshQueueName, REDIS_URL } from './testing/redis.ts';
 import type { JobEvent, JobQueue } from './types.ts';
 import type { WorkerRuntime } from './worker.ts';
@@ -40,7 +40,7 @@ let runtime: WorkerRuntime;
 
 beforeAll(async () => {
   await assertRedisReachable();
-  jfk = await jfkWav();
+  jfk = await jfkSample('wav');
   scratch = await mkdtemp(join(tmpdir(), 'engine-jobs-'));
   await resolveModel(MODEL); // generated into the cache once, before any worker races to make it
   runtime = await createEngineRuntime({ model: MODEL, useGpu: false, threads: 2 }, { createEngine, resolveModel });

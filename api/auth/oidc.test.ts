@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeServer } from '../../test-support/servers.ts';
 import { Client, startTestApp, type TestApp, testConfig } from '../testing/harness.ts';
 
 const APP_URL = 'http://app.example.test';
@@ -71,8 +72,7 @@ describe('Google sign-in (OIDC) against a local provider', () => {
 
   afterAll(async () => {
     await t?.close();
-    server?.closeAllConnections();
-    await new Promise((r) => server?.close(r));
+    await closeServer(server);
   });
 
   /** Follows the provider's redirects with its cookies until it sends us back to the app. */

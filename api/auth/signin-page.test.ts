@@ -9,6 +9,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeServer } from '../../test-support/servers.ts';
 import { startTestApp, type TestApp, testConfig } from '../testing/harness.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -39,8 +40,7 @@ describe('the sign-in page in Chromium', () => {
   });
   afterAll(async () => {
     await browser?.close();
-    framer?.closeAllConnections();
-    await new Promise((r) => framer?.close(r));
+    await closeServer(framer);
     await t?.close();
   });
 

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SafeFetcher } from '../../engine/source/index.ts';
 import { startOrigin, type TestOrigin } from '../../engine/source/testing/origin.ts';
 import { makeTestPki, type TestPki } from '../../engine/source/testing/tls.ts';
-import { fixture } from '../../test-support/fixtures.ts';
+import { jfkSample } from '../../test-support/media.ts';
 import type { SqlStorage } from '../storage/sql.ts';
 import { Client as CookieClient, memoryStorage, startTestApp, type TestApp, testConfig } from '../testing/harness.ts';
 import { loopbackMediaFetcher } from '../testing/media.ts';
@@ -35,7 +35,7 @@ describe('transcribe_video over MCP with the real engine', () => {
   const slow = { started: 0, cutShort: 0 };
 
   beforeAll(async () => {
-    const jfk = fixture('speech/jfk/jfk.wav');
+    const jfk = await jfkSample('wav');
     pki = makeTestPki([MEDIA_HOST]);
     origin = await startOrigin({ key: pki.key, cert: pki.cert });
     origin.routes.set('/jfk.wav', (_req, res) => {

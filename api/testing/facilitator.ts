@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Address, type Hex, verifyTypedData } from 'viem';
+import { closeServer } from '../../test-support/servers.ts';
 import type { PaymentPayloadV1, PaymentRequirementsV1 } from '../x402/payment.ts';
 
 const CHAIN_ID: Record<string, number> = { base: 8453, 'base-sepolia': 84532 };
@@ -76,8 +77,7 @@ export class LocalFacilitator {
   }
 
   async close(): Promise<void> {
-    this.#server?.closeAllConnections();
-    await new Promise((r) => this.#server?.close(r));
+    await closeServer(this.#server);
   }
 
   async verify(

@@ -1,5 +1,5 @@
 /**
- * Test-only helpers for the data plane: a real recording made with ffmpeg from a fixture, a
+ * Test-only helpers for the data plane: a real recording made with ffmpeg from given audio, a
  * TCP proxy that cuts the first connection carrying more than N bytes (a dropped network,
  * for real TUS resumes), and a real tus-js-client upload.
  */
@@ -12,7 +12,7 @@ import * as tus from 'tus-js-client';
 
 const run = promisify(execFile);
 
-/** A WebM (VP8 + Opus) of `seconds` of test pattern over the fixture's audio; Chromium plays it. */
+/** A WebM (VP8 + Opus) of `seconds` of test pattern over `audioPath`'s audio; Chromium plays it. */
 export async function makeRecording(dir: string, audioPath: string, seconds = 11): Promise<string> {
   const out = join(dir, 'recording.webm');
   await run('ffmpeg', [

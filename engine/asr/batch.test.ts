@@ -16,7 +16,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveModel } from '../../models/index.ts';
-import { fixture } from '../../test-support/fixtures.ts';
+import { jfkSample, SENTENCES, type SpeechOptions, speech } from '../../test-support/media.ts';
 import { type AsrResult, type TranscribeOptions, WhisperModel } from './index.ts';
 import { decodePcm, syntheticTiny } from './test-support.ts';
 
@@ -27,40 +27,45 @@ interface Window {
 }
 
 const COMMON: TranscribeOptions = { language: 'en', rawTokens: true, wordTimestamps: true, temperatureIncrement: 0 };
-const SEEKING = 'austen-0890 seeking';
+const SEEKING = 'en-0 gb seeking';
 
-function slice(rel: string, fromSec: number, toSec: number): Float32Array {
-  const all = decodePcm(fixture(rel));
+function slice(path: string, fromSec: number, toSec: number): Float32Array {
+  const all = decodePcm(path);
   return all.slice(Math.round(fromSec * 16_000), Math.min(all.length, Math.round(toSec * 16_000)));
 }
 
-function windows(): Window[] {
-  const lj = (n: string) => `speech/ljspeech/LJ001-${n}.wav`;
-  const austen = (n: string) => `speech/librivox/sense_and_sensibility_01_austen_64kb-${n}.wav`;
+/**
+ * The JFK sample and espeak-ng sentences (test-support/media.ts). With synthetic-tiny, some of these
+ * sentences end after a couple of tokens and others seek through their window (~146 tokens), so the
+ * sequences end at different steps; which do is checked by the first test below.
+ */
+async function windows(): Promise<Window[]> {
+  const jfk = await jfkSample('wav');
+  const en = async (i: number, o: SpeechOptions = {}) => speech(SENTENCES.en[i]!, o);
   const w = (name: string, pcm: Float32Array, opts: TranscribeOptions = {}): Window => ({
     name,
     pcm,
     opts: { ...COMMON, ...opts },
   });
   return [
-    w('jfk', slice('speech/jfk/jfk.wav', 0, 11)),
-    w('LJ001-0001', slice(lj('0001'), 0, 30)),
-    w('LJ001-0002', slice(lj('0002'), 0, 30)),
-    w('LJ001-0005 fallback', slice(lj('0005'), 0, 30), { temperatureIncrement: 0.2 }),
-    w('LJ001-0006', slice(lj('0006'), 0, 30)),
-    w('jfk[3-9s] beam', slice('speech/jfk/jfk.wav', 3, 9), { beamSize: 2 }),
-    w('LJ001-0008', slice(lj('0008'), 0, 30)),
-    w('LJ001-0009', slice(lj('0009'), 0, 30)),
-    w('austen-0870', slice(austen('0870'), 0, 30)),
-    w('austen-0880 fallback', slice(austen('0880'), 0, 30), { temperatureIncrement: 0.2 }),
-    w('austen-0920', slice(austen('0920'), 0, 30)),
-    w('austen-0930', slice(austen('0930'), 0, 30)),
-    w('test_es', slice('speech/multilingual/test_es.wav', 0, 30)),
-    w('test_it[0-3s]', slice('speech/multilingual/test_it.wav', 0, 3)),
-    w('jfk[0-4s]', slice('speech/jfk/jfk.wav', 0, 4)),
+    w('jfk', slice(jfk, 0, 11)),
+    w('en-2', slice(await en(2), 0, 30)),
+    w('en-4', slice(await en(4), 0, 30)),
+    w('en-6 fallback', slice(await en(6), 0, 30), { temperatureIncrement: 0.2 }),
+    w('en-7', slice(await en(7), 0, 30)),
+    w('jfk[3-9s] beam', slice(jfk, 3, 9), { beamSize: 2 }),
+    w('en-11', slice(await en(11), 0, 30)),
+    w('en-11 gb', slice(await en(11, { voice: 'en-gb' }), 0, 30)),
+    w('en-2 slow', slice(await en(2, { wpm: 130, pitch: 30 }), 0, 30)),
+    w('en-4 fallback gb', slice(await en(4, { voice: 'en-gb' }), 0, 30), { temperatureIncrement: 0.2 }),
+    w('de', slice(await speech(SENTENCES.de.join(' '), { voice: 'de' }), 0, 30)),
+    w('en-7 fast', slice(await en(7, { wpm: 220, pitch: 70 }), 0, 30)),
+    w('es', slice(await speech(SENTENCES.es.join(' '), { voice: 'es' }), 0, 30)),
+    w('it[0-3s]', slice(await speech(SENTENCES.it[0], { voice: 'it' }), 0, 3)),
+    w('jfk[0-4s]', slice(jfk, 0, 4)),
     // Last, so only the larger batches carry it: its first pass ends early, on a timestamp, and
     // whisper_full encodes and decodes the rest of the window again (74 segments in all).
-    w(SEEKING, slice(austen('0890'), 0, 30)),
+    w(SEEKING, slice(await en(0, { voice: 'en-gb' }), 0, 30)),
   ];
 }
 
@@ -71,7 +76,7 @@ const alone = new Map<string, AsrResult>();
 
 beforeAll(async () => {
   modelPath = await syntheticTiny();
-  all = windows();
+  all = await windows();
   solo = await WhisperModel.load(modelPath, { useGpu: false, dtw: 'auto', flashAttn: false });
   for (const w of all) alone.set(w.name, await solo.transcribe(w.pcm, { ...w.opts, threads: 2 }));
 }, 600_000);
@@ -219,7 +224,7 @@ describe('synthetic-base (6 layers, 512 wide): each window decodes exactly as it
  * The slotted path runs ggml's flash-attention op once over every slot (S × heads query rows), where
  * whisper.cpp runs it per window. On the CPU backend that op splits the attended length across threads
  * when it has few query rows, so whisper.cpp's own flash-attention decode depends on its thread count
- * (seen here on LJ001-0002: 1 thread ends on token 50705, 2 threads on 51561, two timestamps with
+ * (seen on an LJSpeech clip: 1 thread ends on token 50705, 2 threads on 51561, two timestamps with
  * p = 6.0e-5 and 5.9e-5). With many rows it never splits: the slotted step computes what one thread
  * computes. So these references decode with one thread, and the batcher uses one thread too.
  */
@@ -290,7 +295,7 @@ describe('lockstep: windows in flight share every step', () => {
     path: string = modelPath,
   ) => {
     const opts: TranscribeOptions = { ...COMMON, wordTimestamps: false, benchmarkExactTokens: 200, threads: 1 };
-    const windows = ['jfk', 'LJ001-0001', 'austen-0870', 'test_es'].map((n) => all.find((w) => w.name === n)!);
+    const windows = ['jfk', 'en-2', 'en-4', 'es'].map((n) => all.find((w) => w.name === n)!);
     const ref = await WhisperModel.load(path, { useGpu: false, dtw: false, flashAttn: load.flashAttn });
     const model = await WhisperModel.load(path, {
       useGpu: false,
@@ -354,7 +359,7 @@ describe('lockstep: windows in flight share every step', () => {
       encodeBatch: 4,
     });
     try {
-      const names = ['jfk', 'LJ001-0001', 'austen-0870', 'test_es'];
+      const names = ['jfk', 'en-2', 'en-4', 'es'];
       const opts: TranscribeOptions = { ...COMMON, wordTimestamps: false, threads: 1 };
       const jobs = names.flatMap((n) => {
         const w = all.find((x) => x.name === n)!;
@@ -379,7 +384,7 @@ describe('the model holds batchSize windows at a time, whoever sends them', () =
   it('a call waiting for a slot that is aborted rejects at once; the running ones finish', async () => {
     const model = await batchedModel(2, { dtw: false });
     try {
-      const w = all.find((x) => x.name === 'LJ001-0002')!;
+      const w = all.find((x) => x.name === 'en-7')!;
       const running = [0, 1].map(() => model.transcribe(w.pcm, { ...w.opts, threads: 1 }));
       const ac = new AbortController();
       const queued = model.transcribe(w.pcm, { ...w.opts, threads: 1 }, { signal: ac.signal });

@@ -1,17 +1,16 @@
 /**
- * Helpers for the engine/asr tests: the fixtures they use (pinned by sha256), 16 kHz PCM decoded
- * by the system's ffmpeg, and the synthetic-tiny model. Not imported by production code.
+ * Helpers for the engine/asr tests: the corpus files the few corpus-only tests use (pinned by
+ * sha256; other media comes from test-support/media.ts), 16 kHz PCM decoded by the system's
+ * ffmpeg, and the synthetic-tiny model. Not imported by production code.
  */
 
 import { spawnSync } from 'node:child_process';
 import { resolveModel } from '../../models/index.ts';
 import { fixture as sharedFixture } from '../../test-support/fixtures.ts';
 
-/** The fixtures these tests read, by the names the tests use. */
+/** The corpus files these tests read, by the names the tests use (guard them with hasCorpus()). */
 export const ASR_FIXTURES = {
   jfk: 'speech/jfk/jfk.wav',
-  librivox: 'speech/librivox/sense_and_sensibility_01_austen_64kb-0870.wav',
-  ljspeech: 'speech/ljspeech/LJ001-0001.wav',
   sileroGgml: 'vad/silero-v6.2.0-ggml.bin',
 } as const;
 

@@ -1,6 +1,6 @@
 /**
- * engine/decode against the real ffmpeg: media generated here with lavfi sources, the shared recorded
- * fixtures, hostile inputs (playlists, lying headers, stalled streams) and process hygiene.
+ * engine/decode against the real ffmpeg: media generated here with lavfi sources, the recorded
+ * JFK sample (test-support/media.ts), hostile inputs (playlists, lying headers, stalled streams) and process hygiene.
  */
 
 import { execFile } from 'node:child_process';
@@ -15,9 +15,11 @@ import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { codeOf } from '../../test-support/errors.ts';
+import { jfkSample } from '../../test-support/media.ts';
+import { closeServer } from '../../test-support/servers.ts';
 import { EngineError } from '../errors.ts';
 import { type DecodeOptions, decodeStream, decodeToPcm, SAMPLE_RATE } from './index.ts';
-import { ffmpeg, ffmpegChildren, fixture, noiseBytes, stalledStream, toneFrequency } from './test-helpers.ts';
+import { ffmpeg, ffmpegChildren, noiseBytes, stalledStream, toneFrequency } from './test-helpers.ts';
 
 let dir: string;
 const media = (name: string) => join(dir, name);
@@ -146,15 +148,15 @@ describe('decodes real media to 16 kHz mono f32', () => {
     }
   }
 
-  it('decodes the recorded JFK clip in wav, mp3 and flac to 11 s each', async () => {
-    const wav = await decodeToPcm({ path: await fixture('speech/jfk/jfk.wav') });
-    const flac = await decodeToPcm(createReadStream(await fixture('speech/jfk/jfk.flac')));
-    const mp3 = await decodeToPcm(createReadStream(await fixture('speech/jfk/jfk.mp3')));
+  it('decodes the recorded JFK sample in wav, mp3 and flac to 11 s each', async () => {
+    const wav = await decodeToPcm({ path: await jfkSample('wav') });
+    const flac = await decodeToPcm(createReadStream(await jfkSample('flac')));
+    const mp3 = await decodeToPcm(createReadStream(await jfkSample('mp3')));
     expect(wav.length).toBe(176_000);
     expect(flac.length).toBe(176_000);
     expect(Math.abs(mp3.length - 176_000)).toBeLessThanOrEqual(ONE_FRAME);
-    // jfk.wav is already 16 kHz s16: decoding is exact up to the s16 → f32 scale.
-    const raw = await readFile(await fixture('speech/jfk/jfk.wav'));
+    // The wav is 16 kHz s16: decoding is exact up to the s16 → f32 scale.
+    const raw = await readFile(await jfkSample('wav'));
     const dataAt = raw.indexOf('data') + 8;
     for (const i of [1000, 50_000, 123_456]) expect(wav[i]).toBeCloseTo(raw.readInt16LE(dataAt + 2 * i) / 32768, 6);
   });
@@ -367,7 +369,7 @@ describe('playlists and indirection are refused and never followed', () => {
     await once(server, 'listening');
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
-  afterAll(() => new Promise<void>((done) => server.close(() => done())));
+  afterAll(() => closeServer(server));
 
   const playlist = (segments = [`${base}/segment0.ts`, 'file:///etc/passwd', 'http://169.254.169.254/latest/']) =>
     ['#EXTM3U', '#EXT-X-TARGETDURATION:10', ...segments.flatMap((s) => ['#EXTINF:10,', s]), '#EXT-X-ENDLIST', ''].join(

@@ -1,20 +1,13 @@
 /**
- * Test support for engine/decode: media made by the real ffmpeg, the shared fixtures (checked by sha256),
- * and a view of this process's ffmpeg children read from /proc (to prove none outlives a decode).
+ * Test support for engine/decode: media made by the real ffmpeg and a view of this process's ffmpeg children read from /proc (to prove none outlives a decode).
  */
 
 import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
-import { fixture as sharedFixture } from '../../test-support/fixtures.ts';
 
 const execFileP = promisify(execFile);
-
-/** A shared fixture's path, checked against the fixtures' manifest (test-support/fixtures.ts). */
-export async function fixture(rel: string): Promise<string> {
-  return sharedFixture(rel);
-}
 
 /** Runs the system ffmpeg quietly; used only to make test media. */
 export async function ffmpeg(...args: string[]): Promise<void> {

@@ -5,10 +5,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveModel } from '../../models/index.ts';
+import { jfkSample, SENTENCES, speech } from '../../test-support/media.ts';
 import { type AsrResult, WhisperModel } from '../asr/index.ts';
 import type { AsrOptions, RunOptions } from '../types.ts';
 import { SileroVad } from '../vad/silero.ts';
-import { fixture, readPcm } from '../vad/test-support.ts';
+import { readPcm } from '../vad/test-support.ts';
 import { type PipelineModel, transcribeStream } from './index.ts';
 
 interface Recorded {
@@ -55,9 +56,9 @@ async function* chunks(pcm: Float32Array, size = 16384): AsyncGenerator<Float32A
 beforeAll(async () => {
   model = await WhisperModel.load((await resolveModel('synthetic-tiny')).path);
   vad = await SileroVad.load();
-  // jfk, 4 s of silence, the Spanish clip, 4 s, jfk again: pauses longer than 2 s make three windows.
-  const jfk = await readPcm(fixture('speech/jfk/jfk.wav'));
-  const es = await readPcm(fixture('speech/multilingual/test_es.wav'));
+  // JFK, 4 s of silence, Spanish speech, 4 s, JFK again: pauses longer than 2 s make three windows.
+  const jfk = await readPcm(await jfkSample('wav'));
+  const es = await readPcm(await speech(SENTENCES.es.join(' '), { voice: 'es' }));
   const gap = new Float32Array(4 * 16000);
   const parts = [jfk, gap, es, gap, jfk];
   audio = new Float32Array(parts.reduce((a, p) => a + p.length, 0));

@@ -10,6 +10,7 @@ import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { engineFailure } from '../../test-support/errors.ts';
+import { closeServer } from '../../test-support/servers.ts';
 import { decodeStream } from '../decode/index.ts';
 import { ffmpegChildren } from '../decode/test-helpers.ts';
 import { isEngineError } from '../errors.ts';
@@ -449,7 +450,7 @@ describe('timeouts', () => {
 
   afterAll(async () => {
     for (const s of held) s.destroy();
-    await new Promise<void>((r) => silent.close(() => r()));
+    await closeServer(silent);
   });
 
   it('connect: a handshake that never finishes', async () => {
