@@ -6,7 +6,10 @@
 
 import { $, api, clock, pollWithBackoff, session, signInHref, tusEndpoint } from './common.js';
 
-const CHUNK_BYTES = 256 * 1024;
+// Small PATCHes keep the upload close behind the recorder. At the bitrate cap below that is at most
+// about 5 PATCHes a second, well inside the TUS routes' budget of 1000 a minute.
+const CHUNK_BYTES = 64 * 1024;
+const VIDEO_BITS_PER_SECOND = 2_500_000;
 const SLICE_MS = 1000;
 // What may wait in memory for the network before the recording is stopped rather than grow without bound.
 const MAX_PENDING_BYTES = 256 * 1024 * 1024;
@@ -143,7 +146,10 @@ async function record(user) {
     return;
   }
   const mimeType = ['video/webm;codecs=vp8,opus', 'video/webm'].find((t) => MediaRecorder.isTypeSupported(t));
-  const recorder = new MediaRecorder(capture.stream, mimeType ? { mimeType } : {});
+  const recorder = new MediaRecorder(capture.stream, {
+    videoBitsPerSecond: VIDEO_BITS_PER_SECOND,
+    ...(mimeType ? { mimeType } : {}),
+  });
   let recorded = 0;
   const stop = () => {
     if (recorder.state !== 'inactive') recorder.stop();

@@ -238,6 +238,8 @@ async function main() {
       await open(user);
     } catch (err) {
       show(err.code === 'SHARE_PASSWORD_WRONG' ? 'Wrong password; try again.' : err.message);
+      $('share-password').value = '';
+      $('share-password').focus();
     }
   });
   await open(user);
