@@ -30,6 +30,16 @@ import {
 
 const OUTPUT = join(REPO_ROOT, '.test-output', 'app-people');
 
+/** Captions an owner stores by hand: the JFK sentence in two cues, inside the 8 s recording. */
+const JFK_VTT = `WEBVTT
+
+00:00:00.320 --> 00:00:04.000
+And so, my fellow Americans, ask not what your country can do for you,
+
+00:00:04.000 --> 00:00:06.800
+ask what you can do for your country.
+`;
+
 /** The few DOM shapes the in-page code reads (tsconfig has no DOM lib: the project runs on Node). */
 interface El {
   textContent: string | null;
@@ -251,7 +261,7 @@ describe('record, watch and read along in Chromium', () => {
         () => (globalThis as unknown as G).document.getElementById('player')!.currentTime,
       );
       expect(now).toBeCloseTo(expectedHits[0]!.start, 2);
-      await shoot(page, 'read-along');
+      await shoot(page, 'watch-search');
 
       // Space plays and pauses; the arrows seek (outside the search box).
       await page.evaluate(() => {
@@ -297,7 +307,7 @@ describe('record, watch and read along in Chromium', () => {
     expect(page.url()).toBe(`${base}/app/record`);
     await page.waitForSelector('body[data-ready="true"]');
     expect(await page.$eval('#guest-note', (el) => el.hidden)).toBe(true);
-    const rec = await recordFor(page, 3, { title: 'Mine' });
+    const rec = await recordFor(page, 8, { title: 'Mine' });
     ownVideoId = rec.videoId;
 
     const listed = await page.evaluate(
@@ -325,8 +335,56 @@ describe('record, watch and read along in Chromium', () => {
     expect(got.disposition).toMatch(/^attachment; filename="Mine\.webm"/);
     expect(got.size).toBeGreaterThan(10_000);
     expect(got.magic).toEqual([0x1a, 0x45, 0xdf, 0xa3]);
+
+    // Opened right after the upload, the page shows whatever state the captions are in and turns
+    // to the transcript by itself once they are ready: the same document, no reload.
+    const navigations: string[] = [];
+    page.on('framenavigated', (f) => navigations.push(f.url()));
+    await page.waitForSelector('body[data-transcript="ready"]', { timeout: 120_000 });
+    expect(navigations).toEqual([]);
+
+    // The owner replaces the random model's words with captions of their own (what JFK says in the
+    // microphone's recording), so the read-along shows a real sentence.
+    const stored = await page.evaluate(
+      async (id, vtt) => {
+        const w = globalThis as unknown as G;
+        const { csrfToken } = (await (await w.fetch('/api/auth/csrf')).json()) as { csrfToken: string };
+        const res = await w.fetch(`/api/videos/${id}/captions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-csrf-token': csrfToken },
+          body: JSON.stringify({ format: 'vtt', content: vtt }),
+        });
+        return res.status;
+      },
+      ownVideoId,
+      JFK_VTT,
+    );
+    expect(stored).toBe(200);
+    await page.reload();
+    await page.waitForSelector('body[data-transcript="ready"]');
+    const spoken = await page.$$eval('#transcript .w', (els) => els.map((e) => e.textContent).join(' '));
+    expect(spoken).toBe(
+      'And so, my fellow Americans, ask not what your country can do for you, ask what you can do for your country.',
+    );
+    await page.evaluate(() => {
+      (globalThis as unknown as G).document.getElementById('player')!.currentTime = 0.7;
+    });
+    await page.waitForFunction(
+      () => (globalThis as unknown as G).document.querySelector('[aria-current="true"]')?.textContent === 'so,',
+    );
+    await page.click('h1');
+    await page.keyboard.press('/');
+    await page.keyboard.type('country');
+    await page.waitForFunction(
+      () => (globalThis as unknown as G).document.querySelector('#hits')?.textContent === '1 of 2',
+    );
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(
+      () => (globalThis as unknown as G).document.querySelector('#hits')?.textContent === '2 of 2',
+    );
+    await shoot(page, 'read-along');
     expect(watch.problems).toEqual([]);
-  }, 180_000);
+  }, 240_000);
 
   it('opens a password-protected share link and is let in by the password typed in the page', async () => {
     // The owner protects the video with a share password, through the API as the page would.
