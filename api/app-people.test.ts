@@ -457,8 +457,11 @@ describe('record, watch and read along in Chromium', () => {
         () => (globalThis as unknown as G).document.getElementById('player')!.readyState >= 1,
         { timeout: 30_000 },
       );
-      // The wrong guess is the one refused request this page makes.
-      expect(watch.problems.filter((p) => !p.includes('/unlock') && !p.includes('403'))).toEqual([]);
+      // The wrong guess is the one refused request this page makes (a 403 from unlock, and its console line).
+      expect(watch.problems.filter((p) => !p.includes('/unlock') && !p.includes('status of 403'))).toEqual([]);
+      expect(watch.problems.filter((p) => p.startsWith('HTTP'))).toEqual([
+        `HTTP 403: POST ${base}/api/videos/${ownVideoId}/unlock`,
+      ]);
     } finally {
       await context.close();
     }

@@ -14,6 +14,8 @@ import { join } from 'node:path';
 import type { Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { safeNextPath } from './auth/next-path.ts';
+import { hashPassword } from './auth/passwords.ts';
+import type { SqlStorage } from './storage/sql.ts';
 import {
   freePort,
   launchChromium,
@@ -22,7 +24,7 @@ import {
   startServerProcess,
   watchPage,
 } from './testing/browser.ts';
-import { startTestApp, type TestApp, testConfig } from './testing/harness.ts';
+import { memoryStorage, startTestApp, type TestApp, testConfig } from './testing/harness.ts';
 
 interface PageGlobals {
   document: { querySelector(s: string): { textContent: string | null } | null };
@@ -87,6 +89,54 @@ describe('where sign-in returns to', () => {
       expect(res.statusCode).toBe(302);
       expect(res.headers.location).toBe('/api/auth/signin?next=%2Fapp');
     });
+  });
+});
+
+describe("the watch page's view of the gates", () => {
+  let t: TestApp;
+  let storage: SqlStorage;
+  beforeAll(async () => {
+    storage = await memoryStorage();
+    t = await startTestApp(testConfig(), { storage });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await storage?.close();
+  });
+  const video = (title: string, visibility: 'public' | 'private') =>
+    storage.createVideo({ title, origin: 'upload', hostedVideoId: randomBytes(16).toString('hex'), visibility });
+  const access = async (id: string) => {
+    const res = await t.app.inject({ url: `/app/videos/${id}/access` });
+    expect(res.statusCode).toBe(200);
+    return res.json() as { access: string; title: string | null; member: boolean };
+  };
+
+  it('answers each gate with 200 and shows the title only past them', async () => {
+    const open = await video('Open talk', 'public');
+    expect(await access(open.id)).toEqual({ access: 'open', title: 'Open talk', member: false });
+    const closed = await video('Secret plans', 'private');
+    expect(await access(closed.id)).toEqual({ access: 'private', title: null, member: false });
+    const expired = await video('Old link', 'public');
+    await storage.updateVideo(expired.id, { shareExpiresAt: new Date(Date.now() - 1000) });
+    expect(await access(expired.id)).toEqual({ access: 'expired', title: null, member: false });
+    const locked = await video('Locked talk', 'public');
+    await storage.updateVideo(locked.id, { sharePasswordHash: await hashPassword('open sesame') });
+    expect(await access(locked.id)).toEqual({ access: 'password', title: null, member: false });
+    expect(await access('00000000-0000-4000-8000-000000000000')).toEqual({
+      access: 'missing',
+      title: null,
+      member: false,
+    });
+  });
+
+  it('refuses an id that is not one with 400, and the page itself answers for any video id', async () => {
+    const bad = await t.app.inject({ url: '/app/videos/not-an-id/access' });
+    expect(bad.statusCode).toBe(400);
+    const page = await t.app.inject({ url: '/app/videos/00000000-0000-4000-8000-000000000000' });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-security-policy']).toContain("default-src 'none'");
+    expect(page.body).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    expect((await t.app.inject({ url: '/app/videos/../../etc' })).statusCode).toBe(404);
   });
 });
 

@@ -4,7 +4,7 @@
 // Word times come from the caption cues (each cue is cut at word boundaries by the engine); inside
 // a cue, a word's share of the cue's time is its share of the cue's characters.
 
-import { $, ApiFailure, api, localUrl, mediaUrl, pollWithBackoff, session, signInHref } from './common.js';
+import { $, api, localUrl, mediaUrl, pollWithBackoff, session, signInHref } from './common.js';
 
 const videoId = location.pathname.split('/').pop();
 const player = $('player');
@@ -159,12 +159,9 @@ function addTrack(captionUrl) {
   track.track.mode = 'showing';
 }
 
-async function awaitCaptions(first) {
-  let status = first;
+async function awaitCaptions() {
   await pollWithBackoff(async () => {
-    if (status === null) status = await api(`/api/videos/${videoId}/captions`);
-    const s = status;
-    status = null;
+    const s = await api(`/api/videos/${videoId}/captions`);
     if (s.status === 'ready') {
       addTrack(s.captionUrl);
       return true;
@@ -181,42 +178,37 @@ async function awaitCaptions(first) {
 }
 
 async function open(user) {
-  let status;
-  try {
-    status = await api(`/api/videos/${videoId}/captions`);
-  } catch (e) {
-    if (!(e instanceof ApiFailure)) throw e;
-    if (e.code === 'SHARE_PASSWORD_REQUIRED') {
-      $('unlock').hidden = false;
-      $('share-password').focus();
-      return;
-    }
+  const { access, title, member } = await api(`/app/videos/${videoId}/access`);
+  if (access === 'password') {
+    $('unlock').hidden = false;
+    $('share-password').focus();
+    return;
+  }
+  if (access !== 'open') {
     const why = {
-      VIDEO_PRIVATE: 'This video is private.',
-      SHARE_EXPIRED: 'This share link has expired.',
-      VIDEO_NOT_FOUND: 'There is no video at this address.',
+      private: 'This video is private.',
+      expired: 'This share link has expired.',
+      missing: 'There is no video at this address.',
     };
-    show(why[e.code] ?? e.message);
-    if (e.code === 'VIDEO_PRIVATE' && !user) $('signin').hidden = false;
+    show(why[access]);
+    if (access === 'private' && !user) $('signin').hidden = false;
     return;
   }
   $('unlock').hidden = true;
   show('');
-  let meta = null;
-  if (user) meta = await api(`/api/videos/${videoId}`).catch(() => null);
-  if (meta) {
-    $('title').textContent = meta.title;
-    document.title = meta.title;
+  $('title').textContent = title;
+  document.title = title;
+  if (member) {
     $('download').href = `/api/videos/${videoId}/download`;
     $('download').hidden = false;
   } else if (!user) {
     $('download-signup').href = signInHref();
     $('download-guest').hidden = false;
   }
-  player.src = meta?.mediaUrl ? localUrl(meta.mediaUrl) : mediaUrl(`/media/videos/${videoId}/media`);
+  player.src = mediaUrl(`/media/videos/${videoId}/media`);
   $('watch').hidden = false;
   document.body.dataset.ready = 'true';
-  await awaitCaptions(status);
+  await awaitCaptions();
 }
 
 async function main() {

@@ -13,7 +13,10 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { ApiError } from '../errors.ts';
+import { requireViewer } from '../media/access.ts';
 import { errorRef } from '../schemas.ts';
+import type { Storage } from '../storage/types.ts';
 import { idParams } from './videos.ts';
 
 const PAGE_DIR = join(import.meta.dirname, '..', 'app-page');
@@ -37,7 +40,7 @@ const htmlPage = { 200: { description: 'HTML page', content: { 'text/html': { sc
 
 export async function appPageRoutes(
   app: FastifyInstance,
-  o: { mediaOrigin: string; publicUrl: string },
+  o: { mediaOrigin: string; publicUrl: string; storage: Storage },
 ): Promise<void> {
   const script = (name: string) => ({
     type: 'text/javascript; charset=utf-8',
@@ -113,6 +116,52 @@ export async function appPageRoutes(
       },
     },
     async (_request, reply) => sendPage(reply, pages.watch),
+  );
+
+  // What the watch page may show, answered 200 whatever the gate says: a gate is the page's normal
+  // path (a share password to ask for), not a failed request in the console. Titles only past the gates.
+  const gates: Record<string, 'private' | 'expired' | 'password'> = {
+    VIDEO_PRIVATE: 'private',
+    SHARE_EXPIRED: 'expired',
+    SHARE_PASSWORD_REQUIRED: 'password',
+    SHARE_PASSWORD_WRONG: 'password',
+  };
+  app.get(
+    '/app/videos/:id/access',
+    {
+      schema: {
+        operationId: 'getWatchAccess',
+        tags: ['app'],
+        summary:
+          "The watch page's view of the viewing gates: open (with the title), password, private, expired or missing.",
+        params: idParams,
+        response: {
+          200: {
+            type: 'object',
+            required: ['access', 'title', 'member'],
+            properties: {
+              access: { type: 'string', enum: ['open', 'password', 'private', 'expired', 'missing'] },
+              title: { type: ['string', 'null'] },
+              member: { type: 'boolean', description: "In the video's workspace (may download)" },
+            },
+          },
+          400: errorRef,
+        },
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      const video = await o.storage.getVideo((request.params as { id: string }).id);
+      if (!video) return { access: 'missing', title: null, member: false };
+      try {
+        const member = await requireViewer(o.storage, request, video);
+        return { access: 'open', title: video.title, member };
+      } catch (err) {
+        const gate = err instanceof ApiError ? gates[err.code] : undefined;
+        if (!gate) throw err;
+        return { access: gate, title: null, member: false };
+      }
+    },
   );
 
   app.get(
