@@ -466,4 +466,52 @@ describe('record, watch and read along in Chromium', () => {
       await context.close();
     }
   }, 120_000);
+
+  it('a recording whose upload fails is removed from the server, not left behind', async () => {
+    const context = await browser.createBrowserContext();
+    const page = await context.newPage();
+    const watch = watchPage(page);
+    // The service is reached, but its answer to complete is lost: the page must say so and abort.
+    let videoId: string | undefined;
+    const aborts: string[] = [];
+    await page.setRequestInterception(true);
+    page.on('request', (r) => {
+      if (r.url().endsWith('/api/videos/multipart/complete')) {
+        videoId = (JSON.parse(r.postData() ?? '{}') as { videoId?: string }).videoId;
+        void r.respond({
+          status: 502,
+          contentType: 'application/json',
+          body: '{"code":"BAD_GATEWAY","message":"lost"}',
+        });
+      } else {
+        if (r.url().endsWith('/api/videos/multipart/abort')) aborts.push(r.postData() ?? '');
+        void r.continue();
+      }
+    });
+    try {
+      await page.goto(`${base}/app/record`);
+      await page.waitForSelector('body[data-ready="true"]');
+      await page.click('aria/Record[role="button"]');
+      await page.waitForSelector('body[data-recording="true"]');
+      await new Promise((r) => setTimeout(r, 2000));
+      await page.click('aria/Stop[role="button"]');
+      await page.waitForFunction(() =>
+        (globalThis as unknown as G).document.querySelector('#status')?.textContent?.startsWith('Upload failed'),
+      );
+      expect(videoId).toBeDefined();
+      // The abort carries the guest token that owns the upload, and the video is gone afterwards.
+      await page.waitForFunction(
+        async (id) =>
+          ((await (await (globalThis as unknown as G).fetch(`/app/videos/${id}/access`)).json()) as { access: string })
+            .access === 'missing',
+        { polling: 200 },
+        videoId,
+      );
+      expect(aborts).toHaveLength(1);
+      expect(JSON.parse(aborts[0]!)).toMatchObject({ videoId, guestToken: expect.any(String) });
+      expect(watch.problems.filter((p) => !p.includes('502') && !p.includes('status of 502'))).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
 });

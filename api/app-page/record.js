@@ -193,6 +193,9 @@ async function record(user) {
   } catch (e) {
     say(`Upload failed: ${e.message}`, true);
     ui.record.disabled = false;
+    // What reached the server is of no use without its end: removed now rather than left to the sweep.
+    const body = { videoId: init.videoId, ...(init.guestToken ? { guestToken: init.guestToken } : {}) };
+    api('/api/videos/multipart/abort', { method: 'POST', body: JSON.stringify(body) }).catch(() => {});
     return;
   }
   ui.progress.value = 100;
