@@ -110,7 +110,7 @@ describe('the /app page in headless Chromium', () => {
   it('sends people without a session to the sign-in page', async () => {
     const res = await t.app.inject({ url: '/app' });
     expect(res.statusCode).toBe(302);
-    expect(res.headers.location).toBe('/api/auth/signin');
+    expect(res.headers.location).toBe('/api/auth/signin?next=%2Fapp');
   });
 
   it('serves the page with a strict CSP and no inline script', async () => {
@@ -190,7 +190,9 @@ describe('the /app page in headless Chromium', () => {
     await page.waitForSelector('body[data-ready="true"]');
     const row = `tr[data-video-id="${video!.id}"]`;
     expect(
-      await page.$eval(`${row} a`, (a) => (a as unknown as { getAttribute(n: string): string }).getAttribute('href')),
+      await page.$eval(`${row} td.actions a`, (a) =>
+        (a as unknown as { getAttribute(n: string): string }).getAttribute('href'),
+      ),
     ).toBe(`/api/videos/${video!.id}/captions?format=vtt`);
     await page.click(`${row} button`);
     // The page asks for the caption status first, then sets the track and the source.

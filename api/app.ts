@@ -193,7 +193,7 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     maxUploadBytes: config.media.maxUploadBytes,
     uploadTtlSec: config.media.uploadTtlSec,
   });
-  await appPageRoutes(app, { mediaOrigin: config.media.origin, publicUrl: config.publicUrl });
+  await appPageRoutes(app, { mediaOrigin: config.media.origin, publicUrl: config.publicUrl, storage: deps.storage });
   app.decorate('dataPlane', { jobs, files, sweepExpiredUploads: uploads.sweep });
   // Abandoned uploads are swept a few times per TTL; the timer never keeps the process alive.
   const sweeper = setInterval(

@@ -1,22 +1,19 @@
-// The /app page: upload (tus-js-client, retried and resumed from the server's offset after a
+// The /app page (a module): upload (tus-js-client, retried and resumed from the server's offset after a
 // dropped connection), list, play with the caption track, download captions, delete. Loaded as a
 // file (the page's CSP allows no inline script); every text goes in through textContent.
 
-const state = { csrf: null, cursor: null };
-const $ = (id) => document.getElementById(id);
+import { $, ApiFailure, api, localUrl, session, signInHref, tusEndpoint } from './common.js';
 
-async function api(path, options = {}) {
-  const headers = { ...(options.headers || {}) };
-  if (options.body !== undefined) headers['content-type'] = 'application/json';
-  if (options.method && options.method !== 'GET') headers['x-csrf-token'] = state.csrf;
-  const res = await fetch(path, { ...options, headers, credentials: 'same-origin' });
-  if (res.status === 401) {
-    location.href = '/api/auth/signin';
-    throw new Error('signed out');
+const state = { cursor: null };
+
+// A session that ends while the page is open sends the person to sign in, and back here after.
+async function call(path, options) {
+  try {
+    return await api(path, options);
+  } catch (e) {
+    if (e instanceof ApiFailure && e.status === 401) location.href = signInHref('/app');
+    throw e;
   }
-  const body = res.headers.get('content-type')?.includes('json') ? await res.json() : null;
-  if (!res.ok) throw new Error(body ? `${body.code}: ${body.message}` : `HTTP ${res.status}`);
-  return body;
 }
 
 function setStatus(text, isError = false) {
@@ -52,25 +49,27 @@ async function play(video) {
   player.removeAttribute('src');
   $('player-title').textContent = video.title;
   $('player-section').hidden = false;
-  const status = await api(`/api/videos/${video.id}/captions`);
+  const status = await call(`/api/videos/${video.id}/captions`);
   if (status.captionUrl) {
     const track = document.createElement('track');
     track.kind = 'captions';
     track.label = 'Captions';
     track.srclang = 'en';
-    track.src = status.captionUrl;
+    track.src = localUrl(status.captionUrl);
     track.default = true;
     player.append(track);
   }
-  player.src = video.mediaUrl;
+  player.src = localUrl(video.mediaUrl);
   player.dataset.videoId = video.id;
 }
 
 function row(video) {
   const tr = document.createElement('tr');
   tr.dataset.videoId = video.id;
+  const title = document.createElement('td');
+  title.append(link(video.title, `/app/videos/${video.id}`));
+  tr.append(title);
   const cells = [
-    video.title,
     video.state,
     video.captionStatus + (video.captionError ? ` (${video.captionError})` : ''),
     formatDuration(video.durationSec),
@@ -92,7 +91,7 @@ function row(video) {
     button('Delete', async () => {
       if (!confirm(`Delete “${video.title}”?`)) return;
       try {
-        await api(`/api/videos/${video.id}`, { method: 'DELETE' });
+        await call(`/api/videos/${video.id}`, { method: 'DELETE' });
         if ($('player').dataset.videoId === video.id) $('player-section').hidden = true;
         await refresh();
       } catch (e) {
@@ -106,7 +105,7 @@ function row(video) {
 
 async function refresh(append = false) {
   const qs = append && state.cursor ? `?cursor=${encodeURIComponent(state.cursor)}` : '';
-  const { videos, nextCursor } = await api(`/api/videos${qs}`);
+  const { videos, nextCursor } = await call(`/api/videos${qs}`);
   const tbody = $('videos').querySelector('tbody');
   if (!append) tbody.replaceChildren();
   for (const v of videos) tbody.append(row(v));
@@ -131,7 +130,7 @@ function savedUpload(file) {
 function sendBytes(file, init, progress) {
   return new Promise((resolve, reject) => {
     const up = new tus.Upload(file, {
-      endpoint: init.tus.endpoint,
+      endpoint: tusEndpoint(init.tus.endpoint),
       headers: init.tus.headers,
       chunkSize: 5 * 1024 * 1024,
       // After a dropped connection the client asks the server for its offset (HEAD) and goes on from there.
@@ -159,7 +158,7 @@ async function upload(file, title) {
   const saved = savedUpload(file);
   const init =
     saved ??
-    (await api('/api/videos/multipart/init', {
+    (await call('/api/videos/multipart/init', {
       method: 'POST',
       body: JSON.stringify({ title: title || file.name.slice(0, 300) }),
     }));
@@ -174,18 +173,16 @@ async function upload(file, title) {
     throw e;
   }
   setStatus('Processing…');
-  await api('/api/videos/multipart/complete', { method: 'POST', body: JSON.stringify({ videoId: init.videoId }) });
+  await call('/api/videos/multipart/complete', { method: 'POST', body: JSON.stringify({ videoId: init.videoId }) });
   localStorage.removeItem(resumeKey(file));
   progress.hidden = true;
   setStatus(`Uploaded “${init.title}”. Captions are on their way.`);
 }
 
 async function main() {
-  const [{ csrfToken }, session] = await Promise.all([api('/api/auth/csrf'), api('/api/auth/session')]);
-  state.csrf = csrfToken;
-  const user = session?.user;
+  const user = await session();
   if (!user) {
-    location.href = '/api/auth/signin';
+    location.href = signInHref('/app');
     return;
   }
   $('who').textContent = user.email || user.name || '';

@@ -9,6 +9,7 @@ import { ApiError } from '../errors.ts';
 import type { AuthLimiter } from '../ratelimit.ts';
 import { csrfHeader, errorRef } from '../schemas.ts';
 import type { Storage, User } from '../storage/types.ts';
+import { DEFAULT_NEXT_PATH, safeNextPath } from './next-path.ts';
 import type { OidcClient, PendingSignIn } from './oidc.ts';
 import {
   PASSWORD_MAX_CHARS,
@@ -165,7 +166,16 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
       schema: {
         operationId: 'getSignInPage',
         tags: ['auth'],
-        summary: 'The sign-in page: Google and email/password.',
+        summary: 'The sign-in page: Google and email/password. After signing in, the browser goes to `next`.',
+        querystring: {
+          type: 'object',
+          properties: {
+            next: {
+              type: 'string',
+              description: 'A path on this origin to return to (default /app); anything else is ignored',
+            },
+          },
+        },
         response: { 200: { description: 'HTML page', content: { 'text/html': { schema: { type: 'string' } } } } },
       },
     },
@@ -173,7 +183,8 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
       const view = request.auth ? await sessionView(request.auth.userId) : null;
       reply.headers(PAGE_HEADERS);
       reply.type('text/html; charset=utf-8');
-      return signInPage(reply.generateCsrf(), opts, view?.email ?? view?.name ?? (view ? view.id : null));
+      const next = safeNextPath((request.query as { next?: string }).next) ?? DEFAULT_NEXT_PATH;
+      return signInPage(reply.generateCsrf(), opts, view?.email ?? view?.name ?? (view ? view.id : null), next);
     },
   );
 
@@ -409,7 +420,7 @@ const SIGNIN_SCRIPT_PATH = '/api/auth/signin.js';
  */
 const PAGE_HEADERS = Object.freeze({
   'content-security-policy':
-    "default-src 'none'; script-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    "default-src 'none'; script-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
@@ -418,6 +429,8 @@ const PAGE_HEADERS = Object.freeze({
 /** The page's script, served from our origin so the CSP needs no 'unsafe-inline'. */
 const SIGNIN_SCRIPT = `'use strict';
 const csrf = document.querySelector('meta[name="csrf-token"]').content;
+// Checked on the server (a path on this origin): back to where the person came from.
+const next = document.querySelector('meta[name="next"]').content;
 const post = (url, body) => fetch(url, { method: 'POST', credentials: 'same-origin',
   headers: { 'content-type': 'application/json', 'x-csrf-token': csrf }, body: JSON.stringify(body) });
 document.getElementById('email_password').addEventListener('submit', async (e) => {
@@ -425,24 +438,26 @@ document.getElementById('email_password').addEventListener('submit', async (e) =
   const f = new FormData(e.target);
   const url = e.submitter && e.submitter.value === 'signup' ? '/api/auth/signup' : '/api/auth/signin/email_password';
   const res = await post(url, { email: f.get('email'), password: f.get('password') });
-  if (res.ok) location.reload();
+  if (res.ok) location.assign(next);
   else document.getElementById('message').textContent = (await res.json()).message;
 });
 const so = document.getElementById('signout');
 if (so) so.addEventListener('click', async () => { await post('/api/auth/signout', {}); location.reload(); });
 `;
 
-function signInPage(csrfToken: string, opts: AuthOptions, signedInAs: string | null): string {
+function signInPage(csrfToken: string, opts: AuthOptions, signedInAs: string | null, next: string): string {
   const google = opts.google
     ? '<p><a id="provider-google" href="/api/auth/signin/google">Sign in with Google</a></p>'
     : '<p id="provider-google">Google sign-in is not configured on this server.</p>';
   const status = signedInAs
-    ? `<p id="status">Signed in as ${escapeHtml(signedInAs)}. <button id="signout">Sign out</button></p>`
+    ? `<p id="status">Signed in as ${escapeHtml(signedInAs)}. <a id="continue" href="${escapeHtml(next)}">Continue</a> <button id="signout">Sign out</button></p>`
     : '';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Sign in</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="/app/icon.svg" type="image/svg+xml">
 <meta name="csrf-token" content="${escapeHtml(csrfToken)}">
+<meta name="next" content="${escapeHtml(next)}">
 <script src="${SIGNIN_SCRIPT_PATH}" defer></script></head>
 <body>
 <h1>Sign in</h1>

@@ -56,8 +56,12 @@ describe('the sign-in page in Chromium', () => {
       await page.type('input[name="email"]', email);
       await page.type('input[name="password"]', 'correct horse battery staple');
       await Promise.all([page.waitForNavigation({ waitUntil: 'load' }), page.click('button[value="signup"]')]);
+      // Signed in, the person goes on to the page for people (the default `next`).
+      expect(new URL(page.url()).pathname).toBe('/app');
+      await page.goto(`${base}/api/auth/signin?next=${encodeURIComponent('/app/record')}`, { waitUntil: 'load' });
       const status = await page.$eval('#status', (el) => el.textContent ?? '');
       expect(status).toContain(`Signed in as ${email}`);
+      expect(await page.$eval('#continue', (a) => a.getAttribute('href'))).toBe('/app/record');
       expect(refused).toEqual([]);
     } finally {
       await page.close();

@@ -1,14 +1,23 @@
 /**
- * The /app page for people: plain HTML, one stylesheet and one script (plus tus-js-client's
- * browser build), served with a strict CSP — scripts and styles from our origin only, no
- * inline script, media and tracks from our media origin, nothing framed.
+ * The pages for people, plain HTML with one stylesheet and plain script modules (plus
+ * tus-js-client's browser build), served with a strict CSP — scripts and styles from our
+ * origin only, no inline script, media and tracks from our media origin, nothing framed:
+ * - /app: the signed-in library (upload, list, captions, delete);
+ * - /app/record: record the screen and microphone, as a guest or signed in, uploading while recording;
+ * - /app/videos/{id}: watch with captions and read along, for owners and through share links.
+ * The browser talks to the origin it loaded the page from (never PUBLIC_URL's spelling of it),
+ * so the page works at 127.0.0.1 and at localhost alike.
  */
 
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { ApiError } from '../errors.ts';
+import { requireViewer } from '../media/access.ts';
 import { errorRef } from '../schemas.ts';
+import type { Storage } from '../storage/types.ts';
+import { idParams } from './videos.ts';
 
 const PAGE_DIR = join(import.meta.dirname, '..', 'app-page');
 
@@ -27,21 +36,43 @@ export function appPageCsp(mediaOrigin: string, publicUrl: string): string {
   ].join('; ');
 }
 
+const htmlPage = { 200: { description: 'HTML page', content: { 'text/html': { schema: { type: 'string' } } } } };
+
 export async function appPageRoutes(
   app: FastifyInstance,
-  o: { mediaOrigin: string; publicUrl: string },
+  o: { mediaOrigin: string; publicUrl: string; storage: Storage },
 ): Promise<void> {
-  // Small files, read once at start-up: the page is the same for everyone.
+  const script = (name: string) => ({
+    type: 'text/javascript; charset=utf-8',
+    body: readFileSync(join(PAGE_DIR, name)),
+  });
+  // Small files, read once at start-up: the pages are the same for everyone.
   const assets: Record<string, { type: string; body: Buffer }> = {
-    'app.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(join(PAGE_DIR, 'app.js')) },
+    'app.js': script('app.js'),
+    'common.js': script('common.js'),
+    'record.js': script('record.js'),
+    'watch.js': script('watch.js'),
+    'icon.svg': { type: 'image/svg+xml', body: readFileSync(join(PAGE_DIR, 'icon.svg')) },
     'app.css': { type: 'text/css; charset=utf-8', body: readFileSync(join(PAGE_DIR, 'app.css')) },
     'tus.min.js': {
       type: 'text/javascript; charset=utf-8',
       body: readFileSync(createRequire(import.meta.url).resolve('tus-js-client/dist/tus.min.js')),
     },
   };
-  const html = readFileSync(join(PAGE_DIR, 'index.html'));
+  // The media origin is the page's own when it is PUBLIC_URL's: the script then uses paths, not PUBLIC_URL's host.
+  const mediaMeta = o.mediaOrigin === new URL(o.publicUrl).origin ? 'self' : o.mediaOrigin;
+  const page = (name: string) =>
+    Buffer.from(readFileSync(join(PAGE_DIR, name), 'utf8').replaceAll('__MEDIA_ORIGIN__', mediaMeta));
+  const pages = { library: page('index.html'), record: page('record.html'), watch: page('watch.html') };
   const csp = appPageCsp(o.mediaOrigin, o.publicUrl);
+
+  const sendPage = (reply: FastifyReply, body: Buffer) => {
+    reply.header('content-security-policy', csp);
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('referrer-policy', 'same-origin');
+    reply.header('cache-control', 'no-store');
+    return reply.type('text/html; charset=utf-8').send(body);
+  };
 
   app.get(
     '/app',
@@ -50,19 +81,86 @@ export async function appPageRoutes(
         operationId: 'getAppPage',
         tags: ['app'],
         summary: 'The page for people: upload, list, play with captions, download captions, delete. Signed in.',
+        response: { ...htmlPage, 302: { description: 'Not signed in: to the sign-in page', type: 'null' } },
+      },
+    },
+    async (request, reply) => {
+      if (!request.auth) return reply.redirect(`/api/auth/signin?next=${encodeURIComponent('/app')}`, 302);
+      return sendPage(reply, pages.library);
+    },
+  );
+
+  app.get(
+    '/app/record',
+    {
+      schema: {
+        operationId: 'getRecordPage',
+        tags: ['app'],
+        summary: 'Record the screen and microphone; uploads while recording. No account needed (a guest recording).',
+        response: htmlPage,
+      },
+    },
+    async (_request, reply) => sendPage(reply, pages.record),
+  );
+
+  app.get(
+    '/app/videos/:id',
+    {
+      schema: {
+        operationId: 'getWatchPage',
+        tags: ['app'],
+        summary:
+          'Watch a video with captions and read along with its words. The viewing gates apply to its media and captions; a share password is asked for in the page.',
+        params: idParams,
+        response: { ...htmlPage, 400: errorRef },
+      },
+    },
+    async (_request, reply) => sendPage(reply, pages.watch),
+  );
+
+  // What the watch page may show, answered 200 whatever the gate says: a gate is the page's normal
+  // path (a share password to ask for), not a failed request in the console. Titles only past the gates.
+  const gates: Record<string, 'private' | 'expired' | 'password'> = {
+    VIDEO_PRIVATE: 'private',
+    SHARE_EXPIRED: 'expired',
+    SHARE_PASSWORD_REQUIRED: 'password',
+    SHARE_PASSWORD_WRONG: 'password',
+  };
+  app.get(
+    '/app/videos/:id/access',
+    {
+      schema: {
+        operationId: 'getWatchAccess',
+        tags: ['app'],
+        summary:
+          "The watch page's view of the viewing gates: open (with the title), password, private, expired or missing.",
+        params: idParams,
         response: {
-          200: { description: 'HTML page', content: { 'text/html': { schema: { type: 'string' } } } },
-          302: { description: 'Not signed in: to the sign-in page', type: 'null' },
+          200: {
+            type: 'object',
+            required: ['access', 'title', 'member'],
+            properties: {
+              access: { type: 'string', enum: ['open', 'password', 'private', 'expired', 'missing'] },
+              title: { type: ['string', 'null'] },
+              member: { type: 'boolean', description: "In the video's workspace (may download)" },
+            },
+          },
+          400: errorRef,
         },
       },
     },
     async (request, reply) => {
-      if (!request.auth) return reply.redirect('/api/auth/signin', 302);
-      reply.header('content-security-policy', csp);
-      reply.header('x-content-type-options', 'nosniff');
-      reply.header('referrer-policy', 'same-origin');
       reply.header('cache-control', 'no-store');
-      return reply.type('text/html; charset=utf-8').send(html);
+      const video = await o.storage.getVideo((request.params as { id: string }).id);
+      if (!video) return { access: 'missing', title: null, member: false };
+      try {
+        const member = await requireViewer(o.storage, request, video);
+        return { access: 'open', title: video.title, member };
+      } catch (err) {
+        const gate = err instanceof ApiError ? gates[err.code] : undefined;
+        if (!gate) throw err;
+        return { access: gate, title: null, member: false };
+      }
     },
   );
 
