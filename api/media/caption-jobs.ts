@@ -1,9 +1,10 @@
 /**
  * Caption generation for stored videos: the video's media goes through the service's
  * Transcriber (the job queue and the engine), the transcript is rendered to WebVTT and SRT
- * and stored. Status moves none|ready → processing → ready, or back to none with the
- * failure's code and message, which the captions status shows. Runs in the background of
- * the request that started it; closing the service aborts what is in flight.
+ * and stored, its words beside them for the read-along. Status moves none|ready → processing
+ * → ready, or back to none with the failure's code and message, which the captions status
+ * shows. Runs in the background of the request that started it; closing the service aborts
+ * what is in flight.
  */
 
 import { renderSrt, renderVtt } from '../../engine/captions/index.ts';
@@ -11,6 +12,7 @@ import { isEngineError } from '../../engine/errors.ts';
 import { ApiError } from '../errors.ts';
 import type { Storage, Video } from '../storage/types.ts';
 import type { Transcriber } from '../transcriber.ts';
+import { storedTranscript } from './captions.ts';
 import type { MediaFiles } from './files.ts';
 
 export interface CaptionJobsOptions {
@@ -91,6 +93,7 @@ export class CaptionJobs {
         vtt: renderVtt(transcript),
         srt: renderSrt(transcript),
         source: 'generated',
+        transcript: storedTranscript(transcript),
       });
     } catch (err) {
       const reason = isEngineError(err)

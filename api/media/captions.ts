@@ -8,9 +8,10 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import webvtt from 'webvtt-parser';
-import { renderSrt, renderVtt } from '../../engine/captions/index.ts';
+import { cleanText, renderSrt, renderVtt } from '../../engine/captions/index.ts';
 import type { Transcript } from '../../engine/types.ts';
 import { ApiError } from '../errors.ts';
+import type { CaptionTranscript } from '../storage/types.ts';
 
 /** Byte cap on a caption file a caller sends. */
 export const MAX_CAPTION_BYTES = 1024 * 1024;
@@ -58,8 +59,39 @@ function invalid(message: string): ApiError {
   return new ApiError(400, 'CAPTIONS_INVALID', message);
 }
 
-/** Validates captions and answers them in both formats. */
-export function normalizeCaptions(format: 'vtt' | 'srt', content: string): { vtt: string; srt: string } {
+const finite = (n: unknown, fallback: number) => (typeof n === 'number' && Number.isFinite(n) ? n : fallback);
+const ms = (n: number) => Math.round(n * 1000) / 1000;
+
+/**
+ * What the read-along keeps of a transcript: cleaned text, words that say something, times in
+ * milliseconds that never run backwards inside a word. Word probabilities stay in the engine.
+ */
+export function storedTranscript(t: Transcript): CaptionTranscript {
+  return {
+    language: t.language,
+    duration: ms(finite(t.duration, 0)),
+    segments: t.segments.map((seg) => {
+      const start = Math.max(0, finite(seg.start, 0));
+      return {
+        start: ms(start),
+        end: ms(Math.max(start, finite(seg.end, start))),
+        text: cleanText(seg.text),
+        words: (seg.words ?? [])
+          .map((w) => {
+            const ws = Math.max(0, finite(w.start, start));
+            return { start: ms(ws), end: ms(Math.max(ws, finite(w.end, ws))), text: cleanText(w.text) };
+          })
+          .filter((w) => w.text !== ''),
+      };
+    }),
+  };
+}
+
+/** Validates captions and answers them in both formats, with their cues as a transcript without words. */
+export function normalizeCaptions(
+  format: 'vtt' | 'srt',
+  content: string,
+): { vtt: string; srt: string; transcript: CaptionTranscript } {
   if (Buffer.byteLength(content) > MAX_CAPTION_BYTES) {
     throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `Captions are capped at ${MAX_CAPTION_BYTES} bytes.`);
   }
@@ -81,5 +113,5 @@ export function normalizeCaptions(format: 'vtt' | 'srt', content: string): { vtt
       words: [],
     })),
   };
-  return { vtt: renderVtt(transcript), srt: renderSrt(transcript) };
+  return { vtt: renderVtt(transcript), srt: renderSrt(transcript), transcript: storedTranscript(transcript) };
 }

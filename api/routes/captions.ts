@@ -2,8 +2,9 @@
  * A video's captions. GET needs no session at the route (the viewing gates decide: members
  * always; others by visibility, share expiry and share password) and answers the status, an
  * attachment (VTT or SRT), or the inline WebVTT track for a `<track>` element with a strong
- * ETag. POST (a member) generates captions through the queue or stores captions the caller
- * sends, validated.
+ * ETag. The transcript behind them (segments with timed words, for the read-along) is served
+ * under the same gates. POST (a member) generates captions through the queue or stores
+ * captions the caller sends, validated.
  */
 
 import type { FastifyInstance } from 'fastify';
@@ -13,6 +14,7 @@ import { ApiError } from '../errors.ts';
 import { matchesIfNoneMatch, strongEtag } from '../http-cache.ts';
 import { loadVideo, requireMember, requireViewer } from '../media/access.ts';
 import { MAX_CAPTION_BYTES, normalizeCaptions } from '../media/captions.ts';
+import type { CaptionTranscript } from '../storage/types.ts';
 import { csrfHeader, errorRef } from '../schemas.ts';
 import { attachment, type DataPlaneOptions, idParams, sessionSecurity } from './videos.ts';
 
@@ -26,6 +28,37 @@ const statusSchema = {
     error: {
       type: ['string', 'null'],
       description: 'Why the last generation failed (`CODE: message`); shown to workspace members only',
+    },
+  },
+} as const;
+
+const transcriptSchema = {
+  type: 'object',
+  required: ['language', 'duration', 'source', 'segments'],
+  properties: {
+    language: { type: 'string', description: "ISO-639-1 code; `und` for captions an owner sent" },
+    duration: { type: 'number', description: 'Seconds' },
+    source: { type: 'string', enum: ['generated', 'uploaded'] },
+    segments: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['start', 'end', 'text', 'words'],
+        properties: {
+          start: { type: 'number' },
+          end: { type: 'number' },
+          text: { type: 'string' },
+          words: {
+            type: 'array',
+            description: "The engine's word times; empty for captions an owner sent, which have none",
+            items: {
+              type: 'object',
+              required: ['start', 'end', 'text'],
+              properties: { start: { type: 'number' }, end: { type: 'number' }, text: { type: 'string' } },
+            },
+          },
+        },
+      },
     },
   },
 } as const;
@@ -112,6 +145,51 @@ export async function captionRoutes(app: FastifyInstance, o: DataPlaneOptions): 
     },
   );
 
+  app.get(
+    '/api/videos/:id/transcript',
+    {
+      schema: {
+        operationId: 'getVideoTranscript',
+        tags: ['captions'],
+        summary: 'The transcript behind the captions: segments with their timed words.',
+        description:
+          'The same gates as GET /api/videos/{id}/captions: members always; others only for a public ' +
+          'video (403 VIDEO_PRIVATE), before its share link expires (410 SHARE_EXPIRED), with its share ' +
+          'password when it has one (403). No captions → 404 CAPTIONS_NOT_FOUND. A strong ETag; ' +
+          'If-None-Match answers 304.',
+        params: idParams,
+        headers: {
+          type: 'object',
+          properties: {
+            'x-share-password': { type: 'string', description: 'Share password of a protected video' },
+            'if-none-match': { type: 'string' },
+          },
+        },
+        response: {
+          200: transcriptSchema,
+          304: { description: 'Not modified (If-None-Match matched the ETag)', type: 'null' },
+          403: errorRef,
+          404: errorRef,
+          410: errorRef,
+        },
+      },
+    },
+    async (request, reply) => {
+      const video = await loadVideo(storage, (request.params as { id: string }).id);
+      await requireViewer(storage, request, video);
+      const captions = await storage.getCaptions(video.id);
+      if (!captions) throw new ApiError(404, 'CAPTIONS_NOT_FOUND', 'This video has no captions (yet).');
+      // Captions stored before transcripts were kept: their cues stand in, without words.
+      const transcript: CaptionTranscript = captions.transcript ?? normalizeCaptions('vtt', captions.vtt).transcript;
+      const body = JSON.stringify({ ...transcript, source: captions.source });
+      const etag = strongEtag(body);
+      reply.header('cache-control', 'private, no-cache');
+      reply.header('etag', etag);
+      if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send();
+      return reply.type('application/json; charset=utf-8').serializer((s: string) => s).send(body);
+    },
+  );
+
   app.post(
     '/api/videos/:id/captions',
     {
@@ -166,9 +244,9 @@ export async function captionRoutes(app: FastifyInstance, o: DataPlaneOptions): 
         await o.jobs.start(video);
         return reply.code(202).send({ captionUrl: null, hasTranscript: false, status: 'processing', error: null });
       }
-      const { vtt, srt } = normalizeCaptions(body.format, body.content);
+      const { vtt, srt, transcript } = normalizeCaptions(body.format, body.content);
       await o.jobs.cancel(video.id);
-      await storage.putCaptions({ videoId: video.id, vtt, srt, source: 'uploaded' });
+      await storage.putCaptions({ videoId: video.id, vtt, srt, source: 'uploaded', transcript });
       return {
         captionUrl: `${o.mediaOrigin}/api/videos/${video.id}/captions?inline=1`,
         hasTranscript: true,

@@ -5,7 +5,8 @@
  * probes the bytes with ffprobe, stores a thumbnail, marks the video ready and starts caption
  * generation; `abort` removes the record and the partial bytes. Uploads not completed in time
  * are swept with their videos. A guest (no account) gets a guest token that stands in for
- * the session on complete/abort.
+ * the session on complete/abort, and that moves the recording into their videos once they
+ * have an account (`claim`).
  */
 
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
@@ -17,13 +18,16 @@ import { ApiError } from '../errors.ts';
 import { loadVideo, requireMember } from '../media/access.ts';
 import { sniffImage } from '../media/files.ts';
 import { extractThumbnail, mediaContentType, probeMedia } from '../media/probe.ts';
+import { requireSession } from '../auth/session.ts';
 import { csrfHeader, errorRef } from '../schemas.ts';
 import type { Video } from '../storage/types.ts';
 import {
   type DataPlaneOptions,
   deletedSchema,
   deleteVideoEverywhere,
+  idParams,
   listWorkspace,
+  sessionSecurity,
   uuidPattern,
   videoJson,
   videoRef,
@@ -424,6 +428,59 @@ export async function uploadRoutes(
         );
       }
       return deleteVideoEverywhere(o, video);
+    },
+  );
+
+  app.post(
+    '/api/videos/:id/claim',
+    {
+      onRequest: requireSession,
+      preHandler: app.csrfProtection,
+      schema: {
+        operationId: 'claimGuestVideo',
+        tags: ['uploads'],
+        summary: "Move a guest's finished recording into the signed-in user's videos, with its guest token.",
+        description:
+          'The guest token is cleared: it grants nothing afterwards. An unknown id and a wrong token both ' +
+          'answer 404 VIDEO_NOT_FOUND. Claiming again a video the caller already owns answers it as it is. ' +
+          'The visibility stays what it was (a guest recording is shared by its link).',
+        security: sessionSecurity,
+        headers: csrfHeader,
+        params: idParams,
+        body: {
+          type: 'object',
+          required: ['guestToken'],
+          additionalProperties: false,
+          properties: {
+            guestToken: videoAuthBody.guestToken,
+            workspaceId: { type: 'string', maxLength: 64, description: 'Default: the active workspace' },
+          },
+        },
+        response: { 200: videoRef, 400: errorRef, 401: errorRef, 403: errorRef, 404: errorRef, 409: errorRef },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      const body = request.body as { guestToken: string; workspaceId?: string };
+      const userId = request.auth!.userId;
+      const notFound = () => new ApiError(404, 'VIDEO_NOT_FOUND', 'No video with this id and guest token.');
+      const video = await storage.getVideo(id);
+      if (!video) throw notFound();
+      if (video.guestTokenHash === null) {
+        // The token was cleared by an earlier claim: the same user asking again gets the same answer.
+        if (video.ownerId === userId && (await storage.isMember(userId, video.workspaceId ?? ''))) {
+          return videoJson(video, o.mediaOrigin);
+        }
+        throw notFound();
+      }
+      if (!timingSafeEqual(Buffer.from(hash(body.guestToken)), Buffer.from(video.guestTokenHash))) throw notFound();
+      if (video.state !== 'ready') {
+        throw new ApiError(409, 'MEDIA_NOT_READY', 'Finish the upload (complete) before claiming the recording.');
+      }
+      const workspaceId = await listWorkspace(storage, request, body.workspaceId);
+      const claimed = await storage.claimGuestVideo(video.id, video.guestTokenHash, { workspaceId, ownerId: userId });
+      if (!claimed) throw notFound();
+      return videoJson(claimed, o.mediaOrigin);
     },
   );
 

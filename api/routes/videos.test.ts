@@ -1,7 +1,8 @@
 /**
  * The data plane's HTTP layer: the video list (every filter, keyset pagination), one video
  * and its edits, every viewing gate on captions and media, stored captions (validated by the
- * W3C parser, capped), the unlock cookie, and projects. Videos are made through storage and
+ * W3C parser, capped), the transcript behind them under the same gates, the unlock cookie,
+ * and projects. Videos are made through storage and
  * captions through the store-captions route; the upload flow and generated captions are in
  * api/uploads.e2e.test.ts.
  */
@@ -43,7 +44,8 @@ describe('videos, captions gates and projects', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'videos-test-'));
-    t = await startTestApp(testConfig({ DATA_DIR: dir }));
+    // Every client here comes from one address: the rate limit (tested in api/ratelimit.test.ts) would cut the file short.
+    t = await startTestApp(testConfig({ DATA_DIR: dir, RATE_LIMIT_MAX: '1000' }));
     storage = t.storage;
     alice = new Client(t.app);
     bob = new Client(t.app);
@@ -412,6 +414,115 @@ describe('videos, captions gates and projects', () => {
       });
       expect(changed.statusCode).toBe(200);
       expect(changed.headers.etag).not.toBe(etag);
+    });
+  });
+
+  describe('transcript', () => {
+    const get = (c: Client, id: string, headers: Record<string, string> = {}) =>
+      c.request({ url: `/api/videos/${id}/transcript`, headers });
+
+    it("answers owners' captions as segments without words, with a strong ETag that follows the captions", async () => {
+      const v = await makeVideo();
+      await storeCaptions(v.id, 'vtt', VTT);
+      const res = await get(alice, v.id);
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(res.headers['cache-control']).toBe('private, no-cache');
+      expect(res.json()).toEqual({
+        language: 'und',
+        duration: 3,
+        source: 'uploaded',
+        segments: [
+          { start: 0, end: 1.5, text: 'Hello there & welcome', words: [] },
+          { start: 1.5, end: 3, text: 'Second cue', words: [] },
+        ],
+      });
+      const etag = res.headers.etag as string;
+      expect(etag).toMatch(/^"[A-Za-z0-9_-]{32}"$/);
+      expect((await get(alice, v.id, { 'if-none-match': etag })).statusCode).toBe(304);
+      await storeCaptions(v.id, 'srt', SRT);
+      const changed = await get(alice, v.id, { 'if-none-match': etag });
+      expect(changed.statusCode).toBe(200);
+      expect(changed.json().segments[1].text).toBe('Second --> cue');
+    });
+
+    it('serves words stored with the captions, and stands the cues in for captions stored without a transcript', async () => {
+      const v = await makeVideo({ visibility: 'public' });
+      const words = [
+        { start: 0.32, end: 0.61, text: 'And' },
+        { start: 0.61, end: 0.9, text: 'so' },
+        { start: 0.9, end: 0.95, text: ',' },
+      ];
+      await storage.putCaptions({
+        videoId: v.id,
+        vtt: 'WEBVTT\n\n00:00:00.320 --> 00:00:00.950\nAnd so,\n',
+        srt: '1\n00:00:00,320 --> 00:00:00,950\nAnd so,\n',
+        source: 'generated',
+        transcript: { language: 'en', duration: 11, segments: [{ start: 0.32, end: 0.95, text: 'And so,', words }] },
+      });
+      expect((await get(anon, v.id)).json()).toEqual({
+        language: 'en',
+        duration: 11,
+        source: 'generated',
+        segments: [{ start: 0.32, end: 0.95, text: 'And so,', words }],
+      });
+
+      await storage.putCaptions({
+        videoId: v.id,
+        vtt: 'WEBVTT\n\n00:00:01.000 --> 00:00:02.000\nOlder captions\n',
+        srt: '',
+        source: 'generated',
+      });
+      expect((await get(anon, v.id)).json()).toEqual({
+        language: 'und',
+        duration: 2,
+        source: 'generated',
+        segments: [{ start: 1, end: 2, text: 'Older captions', words: [] }],
+      });
+    });
+
+    it("has the captions route's gates: 403 private, 410 expired, 403 password (header or unlock cookie), 404 none", async () => {
+      const priv = await makeVideo();
+      await storeCaptions(priv.id, 'vtt', VTT);
+      for (const c of [anon, bob])
+        expect((await get(c, priv.id)).json()).toMatchObject({ statusCode: 403, code: 'VIDEO_PRIVATE' });
+
+      const expired = await makeVideo({ visibility: 'public' });
+      await storeCaptions(expired.id, 'vtt', VTT);
+      await storage.updateVideo(expired.id, { shareExpiresAt: new Date(Date.now() - 1000) });
+      expect((await get(anon, expired.id)).json()).toMatchObject({ statusCode: 410, code: 'SHARE_EXPIRED' });
+      expect((await get(alice, expired.id)).statusCode).toBe(200);
+
+      const locked = await makeVideo({ visibility: 'public' });
+      await storeCaptions(locked.id, 'vtt', VTT);
+      await alice.request({
+        method: 'PATCH',
+        url: `/api/videos/${locked.id}`,
+        csrf: true,
+        payload: { sharePassword: 'open sesame' },
+      });
+      expect((await get(anon, locked.id)).json()).toMatchObject({ statusCode: 403, code: 'SHARE_PASSWORD_REQUIRED' });
+      expect((await get(anon, locked.id, { 'x-share-password': 'wrong' })).json()).toMatchObject({
+        statusCode: 403,
+        code: 'SHARE_PASSWORD_WRONG',
+      });
+      expect((await get(anon, locked.id, { 'x-share-password': 'open sesame' })).statusCode).toBe(200);
+      const viewer = new Client(t.app);
+      expect(
+        (
+          await viewer.request({
+            method: 'POST',
+            url: `/api/videos/${locked.id}/unlock`,
+            payload: { password: 'open sesame' },
+          })
+        ).statusCode,
+      ).toBe(200);
+      expect((await get(viewer, locked.id)).statusCode).toBe(200);
+
+      const none = await makeVideo({ visibility: 'public' });
+      expect((await get(anon, none.id)).json()).toMatchObject({ statusCode: 404, code: 'CAPTIONS_NOT_FOUND' });
+      expect((await get(anon, randomUUID())).json()).toMatchObject({ statusCode: 404, code: 'VIDEO_NOT_FOUND' });
+      expect((await get(anon, 'xyz')).statusCode).toBe(400);
     });
   });
 

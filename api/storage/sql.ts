@@ -10,7 +10,9 @@ import { uuidv7 } from './ids.ts';
 import type {
   CaptionStatus,
   Captions,
+  CaptionTranscript,
   Folder,
+  NewCaptions,
   NewVideo,
   OidcSignIn,
   PaymentRecord,
@@ -149,6 +151,9 @@ export const MIGRATIONS: readonly string[] = [
    UPDATE videos SET created_at = date_trunc('milliseconds', created_at),
                      updated_at = date_trunc('milliseconds', updated_at);
    UPDATE projects SET created_at = date_trunc('milliseconds', created_at);`,
+  // The transcript behind the captions, with its word times, for the read-along. Null for
+  // captions stored before it was kept.
+  'ALTER TABLE captions ADD COLUMN transcript jsonb;',
 ];
 
 /** Arbitrary constant: serialises concurrent migrators on one database. */
@@ -602,6 +607,20 @@ export class SqlStorage implements Storage {
     return rows[0] ? toVideo(rows[0]) : null;
   }
 
+  async claimGuestVideo(
+    id: string,
+    guestTokenHash: string,
+    to: { workspaceId: string; ownerId: string },
+  ): Promise<Video | null> {
+    const rows = await this.#db.query<VideoRow>(
+      `UPDATE videos SET workspace_id = $3, owner_id = $4, guest_token_hash = NULL,
+         updated_at = date_trunc('milliseconds', clock_timestamp())
+       WHERE id = $1 AND guest_token_hash = $2 AND workspace_id IS NULL RETURNING *`,
+      [id, guestTokenHash, to.workspaceId, to.ownerId],
+    );
+    return rows[0] ? toVideo(rows[0]) : null;
+  }
+
   async deleteVideo(id: string): Promise<boolean> {
     const rows = await this.#db.query('DELETE FROM videos WHERE id = $1 RETURNING id', [id]);
     return rows.length === 1;
@@ -621,20 +640,21 @@ export class SqlStorage implements Storage {
     return rows.length === 1;
   }
 
-  async putCaptions(input: Omit<Captions, 'updatedAt'>): Promise<Captions> {
+  async putCaptions(input: NewCaptions): Promise<Captions> {
+    const transcript = input.transcript ?? null;
     return this.#db.transaction(async (tx) => {
       const rows = await tx.query<{ updated_at: Date }>(
-        `INSERT INTO captions (video_id, vtt, srt, source) VALUES ($1, $2, $3, $4)
+        `INSERT INTO captions (video_id, vtt, srt, source, transcript) VALUES ($1, $2, $3, $4, $5::jsonb)
          ON CONFLICT (video_id) DO UPDATE SET vtt = EXCLUDED.vtt, srt = EXCLUDED.srt, source = EXCLUDED.source,
-           updated_at = date_trunc('milliseconds', clock_timestamp())
+           transcript = EXCLUDED.transcript, updated_at = date_trunc('milliseconds', clock_timestamp())
          RETURNING updated_at`,
-        [input.videoId, input.vtt, input.srt, input.source],
+        [input.videoId, input.vtt, input.srt, input.source, transcript === null ? null : JSON.stringify(transcript)],
       );
       await tx.query(
         `UPDATE videos SET caption_status = 'ready', caption_error = NULL, updated_at = date_trunc('milliseconds', clock_timestamp()) WHERE id = $1`,
         [input.videoId],
       );
-      return { ...input, updatedAt: new Date(rows[0]!.updated_at) };
+      return { ...input, transcript, updatedAt: new Date(rows[0]!.updated_at) };
     });
   }
 
@@ -644,11 +664,19 @@ export class SqlStorage implements Storage {
       vtt: string;
       srt: string;
       source: Captions['source'];
+      transcript: CaptionTranscript | string | null;
       updated_at: Date;
     }>('SELECT * FROM captions WHERE video_id = $1', [videoId]);
     const r = rows[0];
     return r
-      ? { videoId: r.video_id, vtt: r.vtt, srt: r.srt, source: r.source, updatedAt: new Date(r.updated_at) }
+      ? {
+          videoId: r.video_id,
+          vtt: r.vtt,
+          srt: r.srt,
+          source: r.source,
+          transcript: typeof r.transcript === 'string' ? JSON.parse(r.transcript) : r.transcript,
+          updatedAt: new Date(r.updated_at),
+        }
       : null;
   }
 

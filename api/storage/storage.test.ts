@@ -246,13 +246,43 @@ describe.each(backends)('storage on $name', (backend) => {
       expect(await storage.completeUpload(up.id)).toBe(false);
 
       const c = await storage.putCaptions({ videoId: v.id, vtt: 'WEBVTT\n', srt: '', source: 'uploaded' });
+      expect(c.transcript).toBeNull();
       expect(await storage.getCaptions(v.id)).toEqual(c);
+      // The transcript round-trips through jsonb as it went in, and a replacement without one clears it.
+      const transcript = {
+        language: 'en',
+        duration: 1.5,
+        segments: [{ start: 0, end: 1.5, text: 'Hi “there”', words: [{ start: 0.1, end: 0.4, text: 'Hi' }] }],
+      };
+      const g = await storage.putCaptions({ videoId: v.id, vtt: 'WEBVTT\n', srt: '', source: 'generated', transcript });
+      expect(g.transcript).toEqual(transcript);
+      expect(await storage.getCaptions(v.id)).toEqual(g);
+      await storage.putCaptions({ videoId: v.id, vtt: 'WEBVTT\n', srt: '', source: 'uploaded' });
+      expect((await storage.getCaptions(v.id))!.transcript).toBeNull();
       expect((await storage.getVideo(v.id))!.captionStatus).toBe('ready');
 
       expect(await storage.deleteVideo(v.id)).toBe(true);
       expect(await storage.deleteVideo(v.id)).toBe(false);
       expect(await storage.getCaptions(v.id)).toBeNull();
       expect(await storage.getUpload(up.id)).toBeNull();
+    });
+
+    it("moves a guest's video into a workspace only with its token, once", async () => {
+      const user = await storage.createPasswordUser({ email: `claim-${uuidv7()}@example.com`, passwordHash: 'h' });
+      const to = { workspaceId: user!.activeWorkspaceId, ownerId: user!.id };
+      const v = await storage.createVideo({
+        title: 'G',
+        origin: 'upload',
+        hostedVideoId: hosted(),
+        visibility: 'public',
+        guestTokenHash: 'a'.repeat(64),
+      });
+      expect(await storage.claimGuestVideo(v.id, 'b'.repeat(64), to)).toBeNull();
+      expect(await storage.claimGuestVideo(uuidv7(), 'a'.repeat(64), to)).toBeNull();
+      const claimed = await storage.claimGuestVideo(v.id, 'a'.repeat(64), to);
+      expect(claimed).toMatchObject({ id: v.id, ...to, guestTokenHash: null, visibility: 'public' });
+      expect(await storage.getVideo(v.id)).toEqual(claimed);
+      expect(await storage.claimGuestVideo(v.id, 'a'.repeat(64), to)).toBeNull();
     });
 
     it('moves caption status only from the expected state', async () => {

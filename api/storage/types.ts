@@ -124,13 +124,34 @@ export interface VideoQuery {
   after?: { at: Date; id: string };
 }
 
+/** A timed word of the transcript: seconds from the start of the media, the word as spoken. */
+export interface TranscriptWord {
+  start: number;
+  end: number;
+  text: string;
+}
+
+/**
+ * The transcript behind stored captions. Generated captions carry the engine's words; captions an
+ * owner sends carry their cues as segments with no words.
+ */
+export interface CaptionTranscript {
+  language: string;
+  duration: number;
+  segments: Array<{ start: number; end: number; text: string; words: TranscriptWord[] }>;
+}
+
 export interface Captions {
   videoId: string;
   vtt: string;
   srt: string;
   source: 'generated' | 'uploaded';
+  /** Null for captions stored before transcripts were kept. */
+  transcript: CaptionTranscript | null;
   updatedAt: Date;
 }
+
+export type NewCaptions = Omit<Captions, 'updatedAt' | 'transcript'> & { transcript?: CaptionTranscript | null };
 
 export interface ProjectClip {
   sourceUrl: string;
@@ -194,6 +215,11 @@ export interface Storage {
   listVideos(q: VideoQuery): Promise<Video[]>;
   /** The updated video, or null when it does not exist. */
   updateVideo(id: string, patch: VideoPatch): Promise<Video | null>;
+  /**
+   * Moves a guest's recording into a workspace and owner when `guestTokenHash` is still its token,
+   * clearing the token in the same statement (it grants nothing afterwards); null otherwise.
+   */
+  claimGuestVideo(id: string, guestTokenHash: string, to: { workspaceId: string; ownerId: string }): Promise<Video | null>;
   /** Removes the video with its captions and upload record; false when there was none. */
   deleteVideo(id: string): Promise<boolean>;
   /**
@@ -203,7 +229,7 @@ export interface Storage {
   transitionCaptionStatus(id: string, from: CaptionStatus, to: CaptionStatus, error?: string | null): Promise<boolean>;
 
   /** Stores (replaces) the captions and marks the video's captions ready. */
-  putCaptions(input: Omit<Captions, 'updatedAt'>): Promise<Captions>;
+  putCaptions(input: NewCaptions): Promise<Captions>;
   getCaptions(videoId: string): Promise<Captions | null>;
 
   createProject(input: Omit<Project, 'id' | 'createdAt'>): Promise<Project>;
