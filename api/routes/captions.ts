@@ -14,8 +14,8 @@ import { ApiError } from '../errors.ts';
 import { matchesIfNoneMatch, strongEtag } from '../http-cache.ts';
 import { loadVideo, requireMember, requireViewer } from '../media/access.ts';
 import { MAX_CAPTION_BYTES, normalizeCaptions } from '../media/captions.ts';
-import type { CaptionTranscript } from '../storage/types.ts';
 import { csrfHeader, errorRef } from '../schemas.ts';
+import type { CaptionTranscript } from '../storage/types.ts';
 import { attachment, type DataPlaneOptions, idParams, sessionSecurity } from './videos.ts';
 
 const statusSchema = {
@@ -36,7 +36,7 @@ const transcriptSchema = {
   type: 'object',
   required: ['language', 'duration', 'source', 'segments'],
   properties: {
-    language: { type: 'string', description: "ISO-639-1 code; `und` for captions an owner sent" },
+    language: { type: 'string', description: 'ISO-639-1 code; `und` for captions an owner sent' },
     duration: { type: 'number', description: 'Seconds' },
     source: { type: 'string', enum: ['generated', 'uploaded'] },
     segments: {
@@ -186,7 +186,10 @@ export async function captionRoutes(app: FastifyInstance, o: DataPlaneOptions): 
       reply.header('cache-control', 'private, no-cache');
       reply.header('etag', etag);
       if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send();
-      return reply.type('application/json; charset=utf-8').serializer((s: string) => s).send(body);
+      return reply
+        .type('application/json; charset=utf-8')
+        .serializer((s: string) => s)
+        .send(body);
     },
   );
 

@@ -14,11 +14,11 @@ import { writeFile } from 'node:fs/promises';
 import { FileStore } from '@tus/file-store';
 import { Server as TusServer } from '@tus/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { requireSession } from '../auth/session.ts';
 import { ApiError } from '../errors.ts';
 import { loadVideo, requireMember } from '../media/access.ts';
 import { sniffImage } from '../media/files.ts';
 import { extractThumbnail, mediaContentType, probeMedia } from '../media/probe.ts';
-import { requireSession } from '../auth/session.ts';
 import { csrfHeader, errorRef } from '../schemas.ts';
 import type { Video } from '../storage/types.ts';
 import {

@@ -219,7 +219,11 @@ export interface Storage {
    * Moves a guest's recording into a workspace and owner when `guestTokenHash` is still its token,
    * clearing the token in the same statement (it grants nothing afterwards); null otherwise.
    */
-  claimGuestVideo(id: string, guestTokenHash: string, to: { workspaceId: string; ownerId: string }): Promise<Video | null>;
+  claimGuestVideo(
+    id: string,
+    guestTokenHash: string,
+    to: { workspaceId: string; ownerId: string },
+  ): Promise<Video | null>;
   /** Removes the video with its captions and upload record; false when there was none. */
   deleteVideo(id: string): Promise<boolean>;
   /**
