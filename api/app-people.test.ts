@@ -6,7 +6,10 @@
  * - a guest records 5 s: chunks go up while recording; "Upload complete", then captions ready;
  *   the watch page loads the <track> with cues, follows currentTime word by word, seeks on a
  *   click, finds a word, answers the keyboard, and stays under 100 kB of page assets at first paint;
- * - a person signs up from the recorder, records into their videos and downloads the file;
+ * - the engine's own word times drive the read-along (captions an owner sends fall back to the cue split);
+ * - the transcript is one tab stop: the arrow keys move between words, Enter seeks;
+ * - a guest records, signs up from the recorder and finds that recording in their videos; then
+ *   records into their videos and downloads the file;
  * - a stranger opens a password-protected share link and is let in by the password typed in the page.
  * No console error, CSP refusal or failed request anywhere. Screenshots at 1280 and 375 px go
  * to .test-output/app-people/ (docs/screenshots/ holds copies).
@@ -44,6 +47,7 @@ ask what you can do for your country.
 interface El {
   textContent: string | null;
   dataset: Record<string, string>;
+  tabIndex: number;
   getAttribute(n: string): string | null;
   href: string;
   hidden: boolean;
@@ -61,7 +65,7 @@ interface G {
     querySelector(s: string): El | null;
     querySelectorAll(s: string): ArrayLike<El>;
     getElementById(id: string): (El & Player) | null;
-    activeElement: { id: string } | null;
+    activeElement: (El & { id: string; className: string }) | null;
   };
   performance: {
     getEntriesByType(t: string): Array<{ name: string; initiatorType?: string; encodedBodySize: number }>;
@@ -227,10 +231,24 @@ describe('record, watch and read along in Chromium', () => {
       );
       // synthetic-tiny's weights are random: how many words it says is not known, only that it says some.
       expect(words.length).toBeGreaterThan(0);
-      for (const w of words) expect(w.end).toBeGreaterThan(w.start);
+      // The words and their times are the engine's, as the transcript route serves them (not the cues split by characters).
+      expect(await page.$eval('body', (b) => b.dataset.wordTimes)).toBe('engine');
+      const engine = await page.evaluate(
+        async (id) =>
+          (await (await (globalThis as unknown as G).fetch(`/api/videos/${id}/transcript`)).json()) as {
+            segments: Array<{ words: Array<{ start: number; end: number; text: string }> }>;
+          },
+        guestVideoId,
+      );
+      const engineWords = engine.segments.flatMap((seg) => seg.words);
+      expect(words.map((w) => [w.text, w.start.toFixed(3), w.end.toFixed(3)])).toEqual(
+        engineWords.map((w) => [w.text, w.start.toFixed(3), w.end.toFixed(3)]),
+      );
 
-      // Setting the time highlights the word spoken then, and only it.
-      const target = words[Math.floor(words.length / 2)]!;
+      // Setting the time highlights the word spoken then, and only it (a word the engine gave some time).
+      const timed = words.filter((w) => w.end - w.start >= 0.02);
+      expect(timed.length).toBeGreaterThan(0);
+      const target = timed[Math.floor(timed.length / 2)]!;
       await page.evaluate(
         (t) => {
           (globalThis as unknown as G).document.getElementById('player')!.currentTime = t;
@@ -238,17 +256,19 @@ describe('record, watch and read along in Chromium', () => {
         (target.start + target.end) / 2,
       );
       await page.waitForFunction(
-        (s) =>
-          (globalThis as unknown as G).document.querySelector('[aria-current="true"]')?.getAttribute('data-start') ===
-          s,
+        (s, e) => {
+          const now = (globalThis as unknown as G).document.querySelector('[aria-current="true"]');
+          return now?.getAttribute('data-start') === s && now.getAttribute('data-end') === e;
+        },
         {},
         target.start.toFixed(3),
+        target.end.toFixed(3),
       );
       expect(await page.$$eval('[aria-current="true"]', (els) => els.length)).toBe(1);
       await shoot(page, 'watch');
 
       // A click on a word seeks to its start (from a time outside it).
-      const first = words.at(-1)!;
+      const first = timed.at(-1)!;
       const away = first.start > 0.5 ? 0 : first.end;
       const setTime = (t: number) =>
         page.evaluate((x) => {
@@ -324,27 +344,39 @@ describe('record, watch and read along in Chromium', () => {
     }
   }, 120_000);
 
-  it('signs up from the recorder, records into their videos and downloads it', async () => {
+  it('signs up from the recorder, keeps the guest recording, records into their videos and downloads it', async () => {
     ownContext = await browser.createBrowserContext();
     const page = await ownContext.newPage();
     await page.setViewport({ width: 1280, height: 800 });
     const watch = watchPage(page);
-    await page.goto(`${base}/app/record`);
-    await page.waitForSelector('body[data-ready="true"]');
-    await Promise.all([page.waitForNavigation(), page.click('#guest-signup')]);
+    // First as a guest: the recording made before signing up must not be lost.
+    const before = await recordFor(page, 2, { title: 'Before signing up' });
+    expect(await page.$eval('#guest-after', (el) => el.hidden)).toBe(false);
+    await Promise.all([page.waitForNavigation(), page.click('#after-signup')]);
     await page.type('input[name="email"]', `rec-${randomBytes(4).toString('hex')}@example.com`);
     await page.type('input[name="password"]', 'correct horse battery staple');
     await Promise.all([page.waitForNavigation(), page.click('button[value="signup"]')]);
     expect(page.url()).toBe(`${base}/app/record`);
     await page.waitForSelector('body[data-ready="true"]');
     expect(await page.$eval('#guest-note', (el) => el.hidden)).toBe(true);
+    expect(await page.$eval('#claimed', (el) => el.hidden)).toBe(false);
+    expect(await page.$eval('#claimed-link', (a) => a.getAttribute('href'))).toBe(`/app/videos/${before.videoId}`);
     const rec = await recordFor(page, 8, { title: 'Mine' });
     ownVideoId = rec.videoId;
 
     const listed = await page.evaluate(
       async () => (await (await (globalThis as unknown as G).fetch('/api/videos')).json()) as unknown,
     );
-    expect(listed).toMatchObject({ videos: [{ id: ownVideoId, title: 'Mine', state: 'ready' }] });
+    expect(listed).toMatchObject({
+      videos: [
+        { id: ownVideoId, title: 'Mine', state: 'ready' },
+        { id: before.videoId, title: 'Before signing up', state: 'ready' },
+      ],
+    });
+    // Once claimed, the guest token is spent: a reload claims nothing twice.
+    await page.reload();
+    await page.waitForSelector('body[data-ready="true"]');
+    expect(await page.$eval('#claimed', (el) => el.hidden)).toBe(true);
 
     await page.goto(`${base}/app/videos/${ownVideoId}`);
     await page.waitForSelector('body[data-ready="true"]');
@@ -397,6 +429,44 @@ describe('record, watch and read along in Chromium', () => {
     expect(spoken).toBe(
       'And so, my fellow Americans, ask not what your country can do for you, ask what you can do for your country.',
     );
+    // Captions an owner sends have no word times: the cue's time is shared out by characters.
+    expect(await page.$eval('body', (b) => b.dataset.wordTimes)).toBe('cues');
+
+    // The transcript is one tab stop: Tab enters it at one word, the arrows move between words without
+    // seeking, Enter seeks, and one Tab leaves it again.
+    const active = () =>
+      page.evaluate(() => {
+        const a = (globalThis as unknown as G).document.activeElement;
+        return { id: a?.id ?? '', word: a?.className === 'w' ? (a.textContent ?? '') : null };
+      });
+    const time = () => page.evaluate(() => (globalThis as unknown as G).document.getElementById('player')!.currentTime);
+    const stops = await page.$$eval('#transcript .w', (els) => els.filter((e) => e.tabIndex === 0).length);
+    expect(stops).toBe(1);
+    await page.focus('#next-hit');
+    await page.keyboard.press('Tab');
+    expect(await active()).toEqual({ id: '', word: 'And' });
+    const t0 = await time();
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('ArrowRight');
+    expect(await active()).toEqual({ id: '', word: 'my' });
+    expect(await time()).toBe(t0);
+    await page.keyboard.press('ArrowLeft');
+    expect(await active()).toEqual({ id: '', word: 'so,' });
+    await page.keyboard.press('Enter');
+    const soStart = Number(await page.$eval('#transcript .w:nth-child(2)', (e) => e.getAttribute('data-start')));
+    expect(soStart).toBeGreaterThan(0.32);
+    await page.waitForFunction(
+      (s) => Math.abs((globalThis as unknown as G).document.getElementById('player')!.currentTime - s) < 0.01,
+      {},
+      soStart,
+    );
+    await page.keyboard.press('Tab');
+    expect((await active()).word).toBeNull();
+    await page.keyboard.down('Shift');
+    await page.keyboard.press('Tab');
+    await page.keyboard.up('Shift');
+    expect(await active()).toEqual({ id: '', word: 'so,' });
+
     await page.evaluate(() => {
       (globalThis as unknown as G).document.getElementById('player')!.currentTime = 0.7;
     });

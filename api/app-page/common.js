@@ -65,3 +65,36 @@ export async function pollWithBackoff(check, signal) {
     delay = Math.min(delay * 2, 15000);
   }
 }
+
+// A guest's recording waits here (this tab only, never in a URL) until its guest signs up or in.
+const GUEST_KEY = 'guest-recording';
+
+export function rememberGuestRecording(videoId, guestToken) {
+  sessionStorage.setItem(GUEST_KEY, JSON.stringify({ videoId, guestToken }));
+}
+
+/**
+ * Signed in now: the recording made as a guest in this tab moves into the user's videos. Answers
+ * the claimed video, or null when there was none to claim (or it was no longer claimable).
+ */
+export async function claimGuestRecording() {
+  let pending;
+  try {
+    pending = JSON.parse(sessionStorage.getItem(GUEST_KEY) ?? 'null');
+  } catch {
+    pending = null;
+  }
+  if (!pending?.videoId || !pending.guestToken) return null;
+  try {
+    const video = await api(`/api/videos/${encodeURIComponent(pending.videoId)}/claim`, {
+      method: 'POST',
+      body: JSON.stringify({ guestToken: pending.guestToken }),
+    });
+    sessionStorage.removeItem(GUEST_KEY);
+    return video;
+  } catch (err) {
+    // Gone or claimed elsewhere: nothing will change by asking again. Anything else may pass.
+    if (err.status === 404) sessionStorage.removeItem(GUEST_KEY);
+    throw err;
+  }
+}

@@ -2,9 +2,20 @@
 // MediaRecorder; every second's chunk is handed to tus-js-client as it is produced, so the upload
 // runs while recording and a long recording is mostly stored when Stop is pressed. A dropped
 // connection is retried from the server's offset (the chunks not yet acknowledged stay in memory).
-// Without a session this is a guest recording: init answers a guest token that completes it.
+// Without a session this is a guest recording: init answers a guest token that completes it, and
+// that moves it into the account the guest then opens from here.
 
-import { $, api, clock, pollWithBackoff, session, signInHref, tusEndpoint } from './common.js';
+import {
+  $,
+  api,
+  claimGuestRecording,
+  clock,
+  pollWithBackoff,
+  rememberGuestRecording,
+  session,
+  signInHref,
+  tusEndpoint,
+} from './common.js';
 
 // Small PATCHes keep the upload close behind the recorder. At the bitrate cap below that is at most
 // about 5 PATCHes a second, well inside the TUS routes' budget of 1000 a minute.
@@ -205,7 +216,9 @@ async function record(user) {
   $('watch-link').href = watch;
   $('after').hidden = false;
   if (!user) {
-    $('after-signup').href = signInHref(watch);
+    // Signing up from here comes back here, where the recording moves into the new account.
+    rememberGuestRecording(init.videoId, init.guestToken);
+    $('after-signup').href = signInHref('/app/record');
     $('guest-after').hidden = false;
   }
   ui.record.disabled = false;
@@ -214,10 +227,24 @@ async function record(user) {
   });
 }
 
+async function showClaimed() {
+  try {
+    const video = await claimGuestRecording();
+    if (!video) return;
+    $('claimed-link').href = `/app/videos/${video.id}`;
+    $('claimed-link').textContent = video.title;
+    $('claimed').hidden = false;
+  } catch (e) {
+    say(`Your guest recording could not be moved into your videos: ${e.message}`, true);
+  }
+}
+
 async function main() {
   const user = await session();
-  if (user) $('who').textContent = user.email || user.name || '';
-  else {
+  if (user) {
+    $('who').textContent = user.email || user.name || '';
+    await showClaimed();
+  } else {
     $('guest-note').hidden = false;
     $('library').hidden = true;
   }

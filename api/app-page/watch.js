@@ -1,15 +1,20 @@
 // The watch page (a module): the video with its caption track, and beside it the transcript as
 // words that follow the media. Works for members and, through the viewing gates, for anyone with
 // the link: a share password is asked for here and exchanged for the unlock cookie.
-// Word times come from the caption cues (each cue is cut at word boundaries by the engine); inside
-// a cue, a word's share of the cue's time is its share of the cue's characters.
+// Word times are the engine's own, from the video's transcript. Captions an owner sent have no
+// words: there a word's share of its cue's time is its share of the cue's characters.
+// The transcript is one tab stop (a roving tabindex): arrow keys move between words, Enter seeks.
 
-import { $, api, localUrl, mediaUrl, pollWithBackoff, session, signInHref } from './common.js';
+import { $, api, claimGuestRecording, localUrl, mediaUrl, pollWithBackoff, session, signInHref } from './common.js';
 
 const videoId = location.pathname.split('/').pop();
 const player = $('player');
+/** In reading order, for search and the arrow keys. */
 const words = [];
+/** By start time, for finding the word being spoken. */
+let timeline = [];
 let current = null;
+let tabStop = null;
 const search = { hits: [], at: -1 };
 
 function show(text) {
@@ -23,34 +28,71 @@ function captionState(text, state) {
   $('caption-state').dataset.state = state;
 }
 
-/** Splits cues into timed words and renders them, one paragraph per cue. */
-function renderTranscript(cues) {
+function addWord(p, text, start, end, space) {
+  const w = document.createElement('span');
+  w.className = 'w';
+  w.textContent = text;
+  w.tabIndex = -1;
+  w.dataset.start = start.toFixed(3);
+  w.dataset.end = end.toFixed(3);
+  if (space && p.childNodes.length > 0) p.append(' ');
+  p.append(w);
+  words.push({ el: w, start, end, key: normalize(text) });
+}
+
+/** A segment's words as the engine timed them; the segment text says which are glued ("Americans" + ","). */
+function timedWords(p, seg) {
+  let cursor = 0;
+  for (const w of seg.words) {
+    const at = seg.text.indexOf(w.text, cursor);
+    const glued = at >= 0 && at === cursor;
+    if (at >= 0 && seg.text.slice(cursor, at).trim() === '') cursor = at + w.text.length;
+    addWord(p, w.text, w.start, Math.max(w.start, w.end), !glued);
+  }
+}
+
+/** No word times: each word gets its share of the segment's time by characters. */
+function splitWords(p, seg) {
+  const tokens = seg.text.split(/\s+/).filter(Boolean);
+  const total = tokens.reduce((n, t) => n + t.length + 1, 0);
+  const span = seg.end - seg.start;
+  let at = seg.start;
+  for (const [i, token] of tokens.entries()) {
+    const end = i === tokens.length - 1 ? seg.end : at + (span * (token.length + 1)) / total;
+    addWord(p, token, at, end, true);
+    at = end;
+  }
+}
+
+/** Renders the transcript's segments as paragraphs of timed words. */
+function renderTranscript(segments) {
   const box = $('transcript');
   box.replaceChildren();
   words.length = 0;
-  for (const cue of cues) {
-    const tokens = cue.text
-      .replace(/<[^>]*>/g, '')
-      .split(/\s+/)
-      .filter(Boolean);
-    const total = tokens.reduce((n, t) => n + t.length + 1, 0);
-    const span = cue.endTime - cue.startTime;
+  current = null;
+  for (const seg of segments) {
     const p = document.createElement('p');
-    let at = cue.startTime;
-    for (const [i, token] of tokens.entries()) {
-      const end = i === tokens.length - 1 ? cue.endTime : at + (span * (token.length + 1)) / total;
-      const w = document.createElement('span');
-      w.className = 'w';
-      w.textContent = token;
-      w.dataset.start = at.toFixed(3);
-      w.dataset.end = end.toFixed(3);
-      p.append(w, ' ');
-      words.push({ el: w, start: at, end, key: normalize(token) });
-      at = end;
-    }
-    box.append(p);
+    if (seg.words.length > 0) timedWords(p, seg);
+    else splitWords(p, seg);
+    if (p.childNodes.length > 0) box.append(p);
   }
-  if (words.length === 0) box.textContent = 'No words in these captions.';
+  timeline = words.slice().sort((a, b) => a.start - b.start);
+  tabStop = null;
+  if (words.length > 0) moveTabStop(words[0]);
+  else box.textContent = 'No words in these captions.';
+  document.body.dataset.wordTimes = segments.some((s) => s.words.length > 0) ? 'engine' : 'cues';
+}
+
+/** The one word in the tab order. */
+function moveTabStop(w) {
+  if (tabStop) {
+    tabStop.el.tabIndex = -1;
+    tabStop.el.removeAttribute('aria-describedby');
+  }
+  tabStop = w;
+  w.el.tabIndex = 0;
+  // Only the word in the tab order tells a screen reader how to move on from it.
+  w.el.setAttribute('aria-describedby', 'transcript-keys');
 }
 
 const normalize = (s) => s.toLocaleLowerCase().replace(/[^\p{L}\p{N}']/gu, '');
@@ -58,16 +100,16 @@ const normalize = (s) => s.toLocaleLowerCase().replace(/[^\p{L}\p{N}']/gu, '');
 /** The word being spoken at `t`: the last word starting at or before t, if t is before its end. */
 function wordAt(t) {
   let lo = 0;
-  let hi = words.length - 1;
+  let hi = timeline.length - 1;
   let found = -1;
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
-    if (words[mid].start <= t) {
+    if (timeline[mid].start <= t) {
       found = mid;
       lo = mid + 1;
     } else hi = mid - 1;
   }
-  return found >= 0 && t < words[found].end ? words[found] : null;
+  return found >= 0 && t < timeline[found].end ? timeline[found] : null;
 }
 
 function follow() {
@@ -77,6 +119,8 @@ function follow() {
   current = w;
   if (w) {
     w.el.setAttribute('aria-current', 'true');
+    // Tab comes back to where the media is, unless the reader is moving through the words themselves.
+    if (!$('transcript').contains(document.activeElement)) moveTabStop(w);
     if (!player.paused) w.el.scrollIntoView({ block: 'nearest' });
   }
 }
@@ -111,8 +155,32 @@ function wireControls() {
   player.addEventListener('timeupdate', follow);
   player.addEventListener('seeked', follow);
   $('transcript').addEventListener('click', (e) => {
-    const w = e.target.closest('.w');
-    if (w) seek(Number(w.dataset.start));
+    const el = e.target.closest('.w');
+    if (!el) return;
+    const w = words.find((x) => x.el === el);
+    if (w) moveTabStop(w);
+    seek(Number(el.dataset.start));
+  });
+  $('transcript').addEventListener('keydown', (e) => {
+    const i = words.findIndex((x) => x.el === e.target);
+    if (i < 0 || e.ctrlKey || e.metaKey || e.altKey) return;
+    const to = {
+      ArrowRight: i + 1,
+      ArrowDown: i + 1,
+      ArrowLeft: i - 1,
+      ArrowUp: i - 1,
+      Home: 0,
+      End: words.length - 1,
+    }[e.key];
+    if (e.key === 'Enter') seek(words[i].start);
+    else if (to === undefined) return;
+    else if (words[to]) {
+      moveTabStop(words[to]);
+      words[to].el.focus();
+    }
+    // The page's arrow keys seek the media; inside the transcript they move between words.
+    e.preventDefault();
+    e.stopPropagation();
   });
   $('search').addEventListener('input', runSearch);
   $('search-form').addEventListener('submit', (e) => {
@@ -148,8 +216,20 @@ function wireControls() {
 function addTrack(captionUrl) {
   const track = player.querySelector('track');
   track.default = true;
-  track.addEventListener('load', () => {
-    renderTranscript(Array.from(track.track.cues ?? []));
+  track.addEventListener('load', async () => {
+    let segments;
+    try {
+      ({ segments } = await api(`/api/videos/${videoId}/transcript`));
+    } catch {
+      // The track is here even if its transcript is not: its cues, without word times.
+      segments = Array.from(track.track.cues ?? [], (c) => ({
+        start: c.startTime,
+        end: c.endTime,
+        text: c.text.replace(/<[^>]*>/g, ''),
+        words: [],
+      }));
+    }
+    renderTranscript(segments);
     captionState('Captions ready', 'ready');
     document.body.dataset.transcript = 'ready';
     follow();
@@ -214,6 +294,8 @@ async function open(user) {
 async function main() {
   wireControls();
   const user = await session().catch(() => null);
+  // Signed up from this page after recording as a guest in this tab: the recording becomes theirs.
+  if (user) await claimGuestRecording().catch(() => null);
   if (user) $('library').hidden = false;
   else {
     $('signin').href = signInHref();

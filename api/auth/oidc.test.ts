@@ -125,6 +125,32 @@ describe('Google sign-in (OIDC) against a local provider', () => {
     expect((await c2.request({ url: '/api/auth/session' })).json().user.id).toBe(session.user.id);
   });
 
+  it('returns to the checked `next` it was started with, and never to another origin', async () => {
+    const c = new Client(t.app);
+    // The sign-in page hands its `next` to the Google link.
+    const page = await c.request({ url: `/api/auth/signin?next=${encodeURIComponent('/app/record?from=guest')}` });
+    const href = /id="provider-google" href="([^"]+)"/.exec(page.body)?.[1]?.replaceAll('&amp;', '&');
+    expect(href).toBe(`/api/auth/signin/google?next=${encodeURIComponent('/app/record?from=guest')}`);
+    const start = await c.request({ url: href! });
+    expect(start.statusCode).toBe(302);
+    // Where to go stays with us: the provider never sees it.
+    expect(start.headers.location).not.toContain('app%2Frecord');
+    const back = await throughProvider(start.headers.location as string);
+    const done = await c.request({ url: back.pathname + back.search });
+    expect(done.statusCode).toBe(303);
+    expect(done.headers.location).toBe('/app/record?from=guest');
+    expect((await c.request({ url: '/api/auth/session' })).json().user).toMatchObject({ name: 'Grace Hopper' });
+
+    for (const hostile of ['//evil.example/x', 'https://evil.example/', '/\\evil.example', '/\t/evil.example']) {
+      const h = new Client(t.app);
+      const s = await h.request({ url: `/api/auth/signin/google?next=${encodeURIComponent(hostile)}` });
+      expect(s.statusCode).toBe(302);
+      const b = await throughProvider(s.headers.location as string);
+      const d = await h.request({ url: b.pathname + b.search });
+      expect([hostile, d.statusCode, d.headers.location], d.body).toEqual([hostile, 303, '/api/auth/signin']);
+    }
+  });
+
   it('refuses a callback whose state does not match the pending sign-in', async () => {
     const c = new Client(t.app);
     const start = await c.request({ url: '/api/auth/signin/google' });

@@ -72,6 +72,8 @@ const credentialsBody = {
 } as const;
 
 const OIDC_COOKIE = 'auth.oidc-pending';
+/** What the pending-sign-in cookie holds: the OIDC checks, and where to go afterwards. */
+type PendingCookie = PendingSignIn & { next?: string };
 
 /**
  * Resolves the session cookie into `request.auth` on every request. Installed before the
@@ -329,13 +331,26 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
         operationId: 'signInWithGoogle',
         tags: ['auth'],
         summary: 'Redirects to Google (OIDC authorization code flow with PKCE).',
+        querystring: {
+          type: 'object',
+          properties: {
+            next: {
+              type: 'string',
+              maxLength: 2000,
+              description: 'A path on this origin to go to once signed in; anything else is ignored',
+            },
+          },
+        },
         response: { 302: { type: 'null', description: 'Redirect to the provider' }, 404: errorRef },
       },
     },
-    async (_request, reply) => {
+    async (request, reply) => {
       const google = requireGoogle(opts);
       const { url, pending } = await google.start();
-      reply.setCookie(OIDC_COOKIE, JSON.stringify(pending), {
+      // `next` rides in the signed pending cookie, not in the provider's state: it never leaves this origin.
+      const next = safeNextPath((request.query as { next?: string }).next);
+      const cookie: PendingCookie = next === null ? pending : { ...pending, next };
+      reply.setCookie(OIDC_COOKIE, JSON.stringify(cookie), {
         path: '/api/auth/callback/google',
         httpOnly: true,
         // Lax: the browser must send it on the provider's top-level redirect back to us.
@@ -354,7 +369,8 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
       schema: {
         operationId: 'googleCallback',
         tags: ['auth'],
-        summary: 'Where Google redirects back; starts a session and redirects to the sign-in page.',
+        summary:
+          'Where Google redirects back; starts a session and redirects to the `next` given at the start, else to the sign-in page.',
         response: { 303: { type: 'null', description: 'Signed in' }, 401: errorRef, 404: errorRef },
       },
     },
@@ -373,18 +389,21 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
       }
       const user = await storage.upsertOidcUser({ provider: 'google', ...identity });
       await startSession(request, reply, user);
-      return reply.redirect('/api/auth/signin', 303);
+      return reply.redirect((pending.next !== undefined && safeNextPath(pending.next)) || '/api/auth/signin', 303);
     },
   );
 
-  function readPending(request: FastifyRequest): PendingSignIn | null {
+  function readPending(request: FastifyRequest): PendingCookie | null {
     const raw = request.cookies[OIDC_COOKIE];
     if (!raw) return null;
     const unsigned = request.unsignCookie(raw);
     if (!unsigned.valid || unsigned.value === null) return null;
     try {
-      const p = JSON.parse(unsigned.value) as PendingSignIn;
-      return typeof p.state === 'string' && typeof p.nonce === 'string' && typeof p.codeVerifier === 'string'
+      const p = JSON.parse(unsigned.value) as PendingCookie;
+      return typeof p.state === 'string' &&
+        typeof p.nonce === 'string' &&
+        typeof p.codeVerifier === 'string' &&
+        (p.next === undefined || typeof p.next === 'string')
         ? p
         : null;
     } catch {
@@ -446,8 +465,10 @@ if (so) so.addEventListener('click', async () => { await post('/api/auth/signout
 `;
 
 function signInPage(csrfToken: string, opts: AuthOptions, signedInAs: string | null, next: string): string {
+  const googleHref =
+    next === DEFAULT_NEXT_PATH ? '/api/auth/signin/google' : `/api/auth/signin/google?next=${encodeURIComponent(next)}`;
   const google = opts.google
-    ? '<p><a id="provider-google" href="/api/auth/signin/google">Sign in with Google</a></p>'
+    ? `<p><a id="provider-google" href="${escapeHtml(googleHref)}">Sign in with Google</a></p>`
     : '<p id="provider-google">Google sign-in is not configured on this server.</p>';
   const status = signedInAs
     ? `<p id="status">Signed in as ${escapeHtml(signedInAs)}. <a id="continue" href="${escapeHtml(next)}">Continue</a> <button id="signout">Sign out</button></p>`
