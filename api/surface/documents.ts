@@ -489,7 +489,7 @@ function narrowCredentials(routes: readonly RouteEntry[]): string[] {
   const lines: string[] = [];
   if (has('POST', '/api/videos/multipart/init')) {
     lines.push(
-      '- A guest (no account) may record: `POST /api/videos/multipart/init` without a session answers a `guestToken` and signed upload headers that are good for that one upload and its `complete`/`abort`, nothing else.',
+      '- A guest (no account) may record: `POST /api/videos/multipart/init` without a session answers a `guestToken` and signed upload headers that are good for that one upload and its `complete`/`abort`, and for `POST /api/videos/{id}/claim` once the guest has an account (the recording moves into their videos and the token is spent), nothing else.',
     );
   }
   if (has('POST', '/api/videos/:id/unlock')) {
