@@ -90,6 +90,10 @@ describe('record, watch and read along in Chromium', () => {
       PORT: String(await freePort()),
       MODEL: 'synthetic-tiny',
       DATA_DIR: join(dir, 'data'),
+      // Every page here is one client address to the service, whose page files, media ranges and polls
+      // all count against one network budget (120 a minute), which these pages can spend within a
+      // minute. The limit itself is tested in api/ratelimit.test.ts.
+      RATE_LIMIT_MAX: '2000',
     });
     base = server.url;
     browser = await launchChromium(join(dir, 'profile'), [
@@ -510,7 +514,12 @@ describe('record, watch and read along in Chromium', () => {
     const watch = watchPage(page);
     try {
       await page.goto(`${base}/app/videos/${ownVideoId}`);
-      await page.waitForSelector('#unlock:not([hidden])');
+      await page.waitForSelector('#unlock:not([hidden])').catch(async (err: unknown) => {
+        const said = await page.$eval('#message', (e) => e.textContent);
+        throw new Error(`no password form; the page says ${JSON.stringify(said)}; ${watch.problems.join(' | ')}`, {
+          cause: err,
+        });
+      });
       expect(await page.$eval('#watch', (e) => e.hidden)).toBe(true);
       await page.type('#share-password', 'wrong guess');
       await page.click('#unlock button');
