@@ -138,6 +138,3 @@ export function findModel(name: string): ManifestEntry | undefined {
   return MANIFEST.find((e) => e.name === name || e.file === name);
 }
 
-export function isSyntheticName(name: string): name is SyntheticName {
-  return findModel(name)?.kind === 'synthetic';
-}
