@@ -137,4 +137,3 @@ export const MANIFEST: readonly ManifestEntry[] = Object.freeze([
 export function findModel(name: string): ManifestEntry | undefined {
   return MANIFEST.find((e) => e.name === name || e.file === name);
 }
-
