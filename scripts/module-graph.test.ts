@@ -1,6 +1,7 @@
 /**
  * The import graph of the product's folders, as madge would draw it: no module cycle (type-only
- * imports count: a cycle of types is still two modules that cannot be read apart).
+ * imports count: a cycle of types is still two modules that cannot be read apart), and no process
+ * spawned by api/ itself: ffmpeg's tools run through the engine's one runner (engine/decode/tool.ts).
  *
  * Why not madge itself: its TypeScript detective has a peer dependency on typescript 5 or 6, which
  * npm refuses beside this project's typescript 7. Every relative import here names its file with
@@ -131,5 +132,13 @@ describe('module graph', () => {
 
   it(`has no module cycle in ${FOLDERS.join(', ')}`, () => {
     expect(cycles(graph).map((c) => c.map(rel))).toEqual([]);
+  });
+
+  it('has no api/ module that spawns a process', () => {
+    const offenders = files
+      .filter((f) => rel(f).startsWith('api/') && !f.endsWith('.test.ts') && !rel(f).startsWith('api/testing/'))
+      .filter((f) => /['"](node:)?child_process['"]/.test(code(readFileSync(f, 'utf8'))))
+      .map(rel);
+    expect(offenders).toEqual([]);
   });
 });

@@ -13,10 +13,10 @@ import { writeFile } from 'node:fs/promises';
 import { FileStore } from '@tus/file-store';
 import { Server as TusServer } from '@tus/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { extractThumbnail, mediaContentType, probeMedia } from '../../engine/index.ts';
 import { ApiError } from '../errors.ts';
 import { loadVideo, requireMember } from '../media/access.ts';
 import { sniffImage } from '../media/files.ts';
-import { extractThumbnail, mediaContentType, probeMedia } from '../media/probe.ts';
 import { csrfHeader, errorRef } from '../schemas.ts';
 import type { Video } from '../storage/types.ts';
 import {
@@ -370,6 +370,9 @@ export async function uploadRoutes(
       }
       const signal = AbortSignal.any([closeSignal(reply), AbortSignal.timeout(120_000)]);
       const info = await probeMedia(files.uploadPath(video.hostedVideoId), { signal });
+      if (info === null) {
+        throw new ApiError(422, 'MEDIA_INVALID', 'The upload is not an audio or video file ffmpeg can read.');
+      }
       if (!(await storage.completeUpload(upload.id))) {
         throw new ApiError(409, 'UPLOAD_ALREADY_COMPLETE', 'Already completed.');
       }

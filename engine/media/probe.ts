@@ -1,13 +1,10 @@
 /**
- * ffprobe and ffmpeg on a finished upload: what streams and duration it has, and a thumbnail
- * frame. Spawned with argument arrays under the engine's demuxer whitelist and the file
- * protocol only, killed on abort or timeout, output capped.
+ * ffprobe and ffmpeg on a local media file: what streams and duration it has, and a thumbnail
+ * frame. Run through the decoder's tool runner (engine/decode/tool.ts) under the same demuxer
+ * whitelist, with the file protocol only.
  */
 
-import { spawn } from 'node:child_process';
-import { FORMAT_WHITELIST } from '../../engine/decode/index.ts';
-import { EngineError } from '../../engine/errors.ts';
-import { ApiError } from '../errors.ts';
+import { FORMAT_WHITELIST, runTool, type ToolRunOptions } from '../decode/index.ts';
 
 export interface MediaInfo {
   durationSec: number | null;
@@ -17,61 +14,11 @@ export interface MediaInfo {
   formatName: string;
 }
 
-interface RunOptions {
-  signal?: AbortSignal;
-  timeoutMs?: number;
-  maxStdoutBytes?: number;
-}
-
-/**
- * Runs a tool to completion; resolves with its stdout and exit code. The child is always
- * reaped; a missing binary is FFMPEG_NOT_FOUND (503), running out of time DECODE_TIMEOUT (504).
- */
-function run(cmd: string, args: string[], opts: RunOptions = {}): Promise<{ code: number | null; stdout: string }> {
-  const { signal, timeoutMs = 60_000, maxStdoutBytes = 1024 * 1024 } = opts;
-  return new Promise((resolve, reject) => {
-    signal?.throwIfAborted();
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'ignore'] });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let failure: unknown;
-    let settled = false;
-    const finish = (err: unknown, code: number | null) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      if (err !== undefined) reject(err);
-      else resolve({ code, stdout: Buffer.concat(chunks).toString('utf8') });
-    };
-    const kill = (why: unknown) => {
-      failure ??= why;
-      child.kill('SIGKILL');
-    };
-    const onAbort = () => kill(signal?.reason);
-    const timer = setTimeout(
-      () => kill(new EngineError('DECODE_TIMEOUT', `${cmd} took longer than ${timeoutMs} ms.`)),
-      timeoutMs,
-    );
-    signal?.addEventListener('abort', onAbort, { once: true });
-    child.stdout.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > maxStdoutBytes) kill(new Error(`${cmd} wrote more than ${maxStdoutBytes} bytes`));
-      else chunks.push(c);
-    });
-    // A spawn failure emits 'error' and may never emit 'close': settle on either.
-    child.once('error', (err: NodeJS.ErrnoException) =>
-      finish(err.code === 'ENOENT' ? new EngineError('FFMPEG_NOT_FOUND', `${cmd} is not installed.`) : err, null),
-    );
-    child.once('close', (code) => finish(failure, code));
-  });
-}
-
 const INPUT_HARDENING = ['-protocol_whitelist', 'file', '-format_whitelist', FORMAT_WHITELIST.join(',')];
 
-/** MEDIA_INVALID (422) when ffprobe cannot read it or it has neither audio nor video. */
-export async function probeMedia(path: string, opts: RunOptions = {}): Promise<MediaInfo> {
-  const { code, stdout } = await run(
+/** null when ffprobe cannot read it or it has neither audio nor video: it is not media. */
+export async function probeMedia(path: string, opts: ToolRunOptions = {}): Promise<MediaInfo | null> {
+  const { code, stdout } = await runTool(
     'ffprobe',
     [
       '-v',
@@ -85,18 +32,17 @@ export async function probeMedia(path: string, opts: RunOptions = {}): Promise<M
     ],
     opts,
   );
-  const invalid = () => new ApiError(422, 'MEDIA_INVALID', 'The upload is not an audio or video file ffmpeg can read.');
-  if (code !== 0) throw invalid();
+  if (code !== 0) return null;
   let parsed: { format?: { duration?: string; format_name?: string }; streams?: Array<{ codec_type?: string }> };
   try {
     parsed = JSON.parse(stdout);
   } catch {
-    throw invalid();
+    return null;
   }
   const types = new Set((parsed.streams ?? []).map((s) => s.codec_type));
   const hasAudio = types.has('audio');
   const hasVideo = types.has('video');
-  if (!hasAudio && !hasVideo) throw invalid();
+  if (!hasAudio && !hasVideo) return null;
   const d = Number(parsed.format?.duration);
   return {
     durationSec: Number.isFinite(d) && d > 0 ? d : null,
@@ -107,8 +53,8 @@ export async function probeMedia(path: string, opts: RunOptions = {}): Promise<M
 }
 
 /** One JPEG frame, at most 640 px wide, from early in the media; false when none could be made. */
-export async function extractThumbnail(path: string, out: string, opts: RunOptions = {}): Promise<boolean> {
-  const { code } = await run(
+export async function extractThumbnail(path: string, out: string, opts: ToolRunOptions = {}): Promise<boolean> {
+  const { code } = await runTool(
     'ffmpeg',
     [
       '-nostdin',
