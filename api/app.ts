@@ -11,11 +11,12 @@ import { HTTPFacilitatorClient } from '@x402/core/http';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Redis } from 'ioredis';
 import { Admission } from './admission.ts';
+import { type AttemptStore, MemoryAttemptStore, RedisAttemptStore } from './attempts.ts';
 import { OidcClient } from './auth/oidc.ts';
 import { authRoutes, installSessionHook } from './auth/routes.ts';
 import type { Config } from './config.ts';
 import { ApiError, errorBodySchema, toErrorResponse } from './errors.ts';
-import { requireViewer } from './media/access.ts';
+import { requireViewer, ShareGuard } from './media/access.ts';
 import { CaptionJobs } from './media/caption-jobs.ts';
 import { MediaFiles } from './media/files.ts';
 import { AuthLimiter, registerRateLimit } from './ratelimit.ts';
@@ -159,11 +160,16 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     async () => ({ status: 'ok', service: SERVICE_NAME }),
   );
 
+  // Sign-in and share-password attempts: shared by every instance when Redis is there.
+  const attempts: AttemptStore = deps.redis
+    ? new RedisAttemptStore(deps.redis, `${deps.redisPrefix ?? 'api:'}attempts:`)
+    : new MemoryAttemptStore();
+  app.decorate('shareGuard', new ShareGuard(attempts, config.sharePassword));
   const authOpts: Parameters<typeof authRoutes>[1] = {
     storage: deps.storage,
     secure,
     sessionTtlSec: config.sessionTtlSec,
-    limiter: new AuthLimiter(app, config.authLimits),
+    limiter: new AuthLimiter(attempts, { ...config.authLimits, secure }),
   };
   if (config.google) {
     authOpts.google = new OidcClient({

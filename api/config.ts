@@ -56,8 +56,17 @@ export interface Config {
     facilitatorTimeoutMs: number;
   };
   rateLimit: { max: number; windowSec: number; transcribeMax: number };
-  /** Sign-up and sign-in budgets: per client address, per target account (with backoff), global. */
-  authLimits: { perIpMax: number; globalMax: number; windowSec: number; accountFreeFailures: number };
+  /** Sign-up and sign-in budgets: per client network, per account / trusted browser / known network. */
+  authLimits: {
+    perIpMax: number;
+    windowSec: number;
+    accountFreeFailures: number;
+    lockoutBaseSec: number;
+    lockoutMaxSec: number;
+    deviceTtlSec: number;
+  };
+  /** Share passwords: checks per video per network and per video in all, per window; minimum length. */
+  sharePassword: { perNetworkMax: number; perVideoMax: number; windowSec: number; minChars: number };
   /** Transcriptions in flight at once (all callers), and per payer / address / account. */
   admission: { maxPending: number; perCallerMax: number };
   /** Fetch budget of a paid job, whatever the origin's pace (the work deadline bounds it too). */
@@ -195,9 +204,17 @@ export function loadConfig(env: Env, defaults: { repoRoot?: string } = {}): Read
     },
     authLimits: {
       perIpMax: int('AUTH_RATE_LIMIT_PER_IP', 20, 1, 1_000_000),
-      globalMax: int('AUTH_RATE_LIMIT_GLOBAL', 1000, 1, 100_000_000),
       windowSec: int('AUTH_RATE_LIMIT_WINDOW_SEC', 900, 1, 86_400),
       accountFreeFailures: int('AUTH_ACCOUNT_FREE_FAILURES', 5, 1, 1000),
+      lockoutBaseSec: int('AUTH_LOCKOUT_BASE_SEC', 60, 1, 86_400),
+      lockoutMaxSec: int('AUTH_LOCKOUT_MAX_SEC', 900, 1, 7 * 86_400),
+      deviceTtlSec: int('AUTH_DEVICE_TTL_SEC', 180 * 86_400, 60, 400 * 86_400),
+    },
+    sharePassword: {
+      perNetworkMax: int('SHARE_PASSWORD_ATTEMPTS_PER_NETWORK', 10, 1, 10_000),
+      perVideoMax: int('SHARE_PASSWORD_ATTEMPTS_PER_VIDEO', 100, 1, 1_000_000),
+      windowSec: int('SHARE_PASSWORD_WINDOW_SEC', 900, 1, 86_400),
+      minChars: int('SHARE_PASSWORD_MIN_CHARS', 8, 4, 256),
     },
     admission: {
       maxPending: int('TRANSCRIBE_MAX_PENDING', 4, 1, 10_000),
@@ -223,6 +240,9 @@ export function loadConfig(env: Env, defaults: { repoRoot?: string } = {}): Read
   if (payTo !== undefined) config.x402.payTo = payTo;
   if (googleId !== undefined && googleSecret !== undefined) {
     config.google = { clientId: googleId, clientSecret: googleSecret, issuer: googleIssuer };
+  }
+  if (config.authLimits.lockoutMaxSec < config.authLimits.lockoutBaseSec) {
+    problems.push('AUTH_LOCKOUT_MAX_SEC must be at least AUTH_LOCKOUT_BASE_SEC');
   }
   if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   return deepFreeze(config);

@@ -39,6 +39,7 @@ export const API_ERROR_CODES = {
   VIDEO_PRIVATE: 'The video is private and the caller is not a member of its workspace.',
   SHARE_PASSWORD_REQUIRED: 'The video is shared with a password: send x-share-password or unlock it first.',
   SHARE_PASSWORD_WRONG: 'The share password is wrong.',
+  SHARE_PASSWORD_TOO_SHORT: 'A new share password is shorter than SHARE_PASSWORD_MIN_CHARS (details.minLength).',
   SHARE_EXPIRED: 'The share link has expired.',
   CAPTIONS_NOT_FOUND: 'The video has no captions (yet).',
   CAPTIONS_INVALID: 'The captions sent are not valid WebVTT or SRT.',

@@ -232,12 +232,13 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
     },
     async (request, reply) => {
       const body = request.body as { email: string; password: string };
-      await opts.limiter.signIn(request, body.email);
+      const attempt = await opts.limiter.signIn(request, body.email);
       const credential = await storage.findPasswordCredential(body.email);
       // Unknown email and wrong password run the same Argon2 work and answer the same way.
       const ok = await verifyPassword(body.password, credential?.passwordHash ?? (await dummyPasswordHash()));
       const user = ok && credential ? await storage.getUser(credential.userId) : null;
       if (!user) throw new ApiError(401, 'INVALID_CREDENTIALS', 'Wrong email or password.');
+      await attempt.succeeded(reply);
       await startSession(request, reply, user);
       return { user: await sessionView(user.id) };
     },

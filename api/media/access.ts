@@ -7,9 +7,57 @@
  */
 
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type AttemptPolicy, type AttemptStore, refundAll, takeAll } from '../attempts.ts';
 import { verifyPassword } from '../auth/passwords.ts';
 import { ApiError } from '../errors.ts';
+import { clientNetwork, limitedFor } from '../ratelimit.ts';
 import type { Storage, Video } from '../storage/types.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The one attempt budget for every route that checks a share password. */
+    shareGuard: ShareGuard;
+  }
+}
+
+/**
+ * Share-password checks, one budget per video whatever the route (unlock, media, thumbnail,
+ * captions, own-media transcription): per client network, and per video across all networks.
+ * Taken before the hash is computed; a correct password gives its attempt back, so viewers who
+ * know it never use the budget up. The per-video ceiling means a botnet can hold a video shut
+ * to strangers for a window; members, and viewers holding an unlock cookie, still get in.
+ */
+export class ShareGuard {
+  readonly #store: AttemptStore;
+  readonly #perNetwork: AttemptPolicy;
+  readonly #perVideo: AttemptPolicy;
+  readonly minChars: number;
+
+  constructor(
+    store: AttemptStore,
+    o: { perNetworkMax: number; perVideoMax: number; windowSec: number; minChars: number },
+  ) {
+    this.#store = store;
+    const windowMs = o.windowSec * 1000;
+    this.#perNetwork = { free: o.perNetworkMax, windowMs, baseLockMs: windowMs, maxLockMs: windowMs };
+    this.#perVideo = { free: o.perVideoMax, windowMs, baseLockMs: windowMs, maxLockMs: windowMs };
+    this.minChars = o.minChars;
+  }
+
+  /** True when `given` is the video's share password; 429 once the video's budget is spent. */
+  async check(request: FastifyRequest, video: Video, given: string): Promise<boolean> {
+    if (video.sharePasswordHash === null) return false;
+    const r = await takeAll(this.#store, [
+      [`share-net:${video.id}:${clientNetwork(request.ip)}`, this.#perNetwork],
+      [`share-video:${video.id}`, this.#perVideo],
+    ]);
+    if (!r.ok)
+      throw limitedFor(r.retryAfterMs, this.#perNetwork.free, 'Too many share-password attempts on this video');
+    const ok = await verifyPassword(given, video.sharePasswordHash);
+    if (ok) await refundAll(this.#store, r.held);
+    return ok;
+  }
+}
 
 /** How long an unlock cookie lasts. */
 export const UNLOCK_TTL_SEC = 3600;
@@ -55,7 +103,7 @@ export async function requireViewer(
   if (typeof given !== 'string' || given === '') {
     throw new ApiError(403, 'SHARE_PASSWORD_REQUIRED', 'This video needs its share password (x-share-password).');
   }
-  if (!(await verifyPassword(given, video.sharePasswordHash))) {
+  if (!(await request.server.shareGuard.check(request, video, given))) {
     throw new ApiError(403, 'SHARE_PASSWORD_WRONG', 'Wrong share password.');
   }
   return false;

@@ -7,7 +7,7 @@
 
 import send from '@fastify/send';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { hashPassword, verifyPassword } from '../auth/passwords.ts';
+import { hashPassword } from '../auth/passwords.ts';
 import { requireSession } from '../auth/session.ts';
 import { ApiError } from '../errors.ts';
 import { loadVideo, requireMember, setUnlockCookie } from '../media/access.ts';
@@ -338,7 +338,12 @@ export async function videoRoutes(app: FastifyInstance, o: DataPlaneOptions): Pr
             folderId: { type: ['string', 'null'], pattern: uuidPattern },
             starred: { type: 'boolean' },
             visibility: { type: 'string', enum: ['public', 'private'] },
-            sharePassword: { type: ['string', 'null'], minLength: 4, maxLength: 256, description: 'null removes it' },
+            sharePassword: {
+              type: ['string', 'null'],
+              minLength: 1,
+              maxLength: 256,
+              description: 'null removes it; at least SHARE_PASSWORD_MIN_CHARS (default 8) characters',
+            },
             shareExpiresAt: { type: ['string', 'null'], format: 'date-time', description: 'null: never' },
           },
         },
@@ -363,6 +368,18 @@ export async function videoRoutes(app: FastifyInstance, o: DataPlaneOptions): Pr
         patch.folderId = body.folderId;
       }
       if (body.sharePassword !== undefined) {
+        const minChars = request.server.shareGuard.minChars;
+        // Counted in code points, as people count characters; the guard's budget is what this length resists.
+        if (body.sharePassword !== null && [...body.sharePassword].length < minChars) {
+          throw new ApiError(
+            400,
+            'SHARE_PASSWORD_TOO_SHORT',
+            `A share password needs at least ${minChars} characters.`,
+            {
+              details: { minLength: minChars },
+            },
+          );
+        }
         patch.sharePasswordHash = body.sharePassword === null ? null : await hashPassword(body.sharePassword);
       }
       if (body.shareExpiresAt !== undefined) {
@@ -424,8 +441,9 @@ export async function videoRoutes(app: FastifyInstance, o: DataPlaneOptions): Pr
           429: errorRef,
         },
       },
-      // Each attempt is an Argon2 verification: a small budget of its own against guessing.
-      config: { rateLimitMax: 10, rateLimitPolicy: 'unlock' },
+      // Guessing is bounded per video by the share guard (api/media/access.ts), shared with every
+      // route that takes the password; this only bounds the requests themselves.
+      config: { rateLimitPolicy: 'unlock' },
     },
     async (request, reply) => {
       const video = await loadVideo(storage, (request.params as { id: string }).id);
@@ -434,7 +452,7 @@ export async function videoRoutes(app: FastifyInstance, o: DataPlaneOptions): Pr
         throw new ApiError(410, 'SHARE_EXPIRED', 'This share link has expired.');
       }
       const { password } = request.body as { password: string };
-      if (video.sharePasswordHash === null || !(await verifyPassword(password, video.sharePasswordHash))) {
+      if (video.sharePasswordHash === null || !(await request.server.shareGuard.check(request, video, password))) {
         throw new ApiError(403, 'SHARE_PASSWORD_WRONG', 'Wrong share password.');
       }
       return { unlockedUntil: setUnlockCookie(reply, video, o.secure).toISOString() };
