@@ -32,6 +32,7 @@ import { type DataPlaneOptions, videoRoutes } from './routes/videos.ts';
 import type { Storage } from './storage/types.ts';
 import { agentSurface, RouteTable } from './surface/index.ts';
 import type { Transcriber } from './transcriber.ts';
+import { GuestQuota, WorkLanes } from './work-lanes.ts';
 import { MemoryNonceLock, type NonceLock, RedisNonceLock } from './x402/nonce-lock.ts';
 
 export const SERVICE_NAME = 'transcribe-api';
@@ -180,9 +181,13 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
   }
   await authRoutes(app, authOpts);
   const files = new MediaFiles(config.media.dir);
+  // Paid and signed-in work first; guests' caption jobs wait for a quiet worker (api/work-lanes.ts).
+  const lanes = new WorkLanes(deps.transcriber, { guestConcurrency: config.guests.concurrency });
+  const guestQuota = new GuestQuota({ ...config.guests, retryAfterSec: 60 });
   const jobs = new CaptionJobs({
     storage: deps.storage,
-    transcriber: deps.transcriber,
+    transcriber: lanes.priority,
+    guestTranscriber: lanes.guest,
     files,
     onError: (err, videoId) => app.log.error({ err, videoId }, 'caption generation failed'),
   });
@@ -198,6 +203,7 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     authSecret: config.authSecret,
     maxUploadBytes: config.media.maxUploadBytes,
     uploadTtlSec: config.media.uploadTtlSec,
+    guestQuota,
   });
   await appPageRoutes(app, { mediaOrigin: config.media.origin, publicUrl: config.publicUrl });
   app.decorate('dataPlane', { jobs, files, sweepExpiredUploads: uploads.sweep });
@@ -213,7 +219,7 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
   });
 
   await transcribeRoutes(app, {
-    transcriber: deps.transcriber,
+    transcriber: lanes.priority,
     mediaHosts: config.mediaHosts,
     maxSourceBytes: config.maxSourceBytes,
     transcribeMax: config.rateLimit.transcribeMax,
@@ -231,7 +237,7 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
   });
   await agentRoutes(app, {
     config,
-    transcriber: deps.transcriber,
+    transcriber: lanes.priority,
     facilitator:
       deps.facilitator ??
       new HTTPFacilitatorClient({

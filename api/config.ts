@@ -65,6 +65,15 @@ export interface Config {
     lockoutMaxSec: number;
     deviceTtlSec: number;
   };
+  /** Guests' caption work: bounds per network and in total (jobs, audio seconds), their length cap, lane width. */
+  guests: {
+    jobsPerNetwork: number;
+    jobsTotal: number;
+    audioSecPerNetwork: number;
+    audioSecTotal: number;
+    maxDurationSec: number;
+    concurrency: number;
+  };
   /** Share passwords: checks per video per network and per video in all, per window; minimum length. */
   sharePassword: { perNetworkMax: number; perVideoMax: number; windowSec: number; minChars: number };
   /** Transcriptions in flight at once (all callers), and per payer / address / account. */
@@ -209,6 +218,14 @@ export function loadConfig(env: Env, defaults: { repoRoot?: string } = {}): Read
       lockoutBaseSec: int('AUTH_LOCKOUT_BASE_SEC', 60, 1, 86_400),
       lockoutMaxSec: int('AUTH_LOCKOUT_MAX_SEC', 900, 1, 7 * 86_400),
       deviceTtlSec: int('AUTH_DEVICE_TTL_SEC', 180 * 86_400, 60, 400 * 86_400),
+    },
+    guests: {
+      jobsPerNetwork: int('GUEST_JOBS_PER_NETWORK', 2, 1, 10_000),
+      jobsTotal: int('GUEST_JOBS_MAX', 16, 1, 100_000),
+      audioSecPerNetwork: int('GUEST_AUDIO_SEC_PER_NETWORK', 1200, 1, 48 * 3600),
+      audioSecTotal: int('GUEST_AUDIO_SEC_MAX', 4 * 3600, 1, 10_000 * 3600),
+      maxDurationSec: int('GUEST_MAX_DURATION_SEC', 600, 1, 48 * 3600),
+      concurrency: int('GUEST_CONCURRENCY', 1, 1, 64),
     },
     sharePassword: {
       perNetworkMax: int('SHARE_PASSWORD_ATTEMPTS_PER_NETWORK', 10, 1, 10_000),

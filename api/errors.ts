@@ -54,6 +54,9 @@ export const API_ERROR_CODES = {
   UPLOAD_EXISTS: 'An upload for this video is already under way: resume it with HEAD/PATCH at its URL.',
   GUEST_TOKEN_INVALID: 'The guest token is missing or does not belong to this video.',
   RANGE_NOT_SATISFIABLE: 'The Range header asks for bytes outside the file.',
+  GUEST_QUOTA_EXCEEDED:
+    "Too much guests' work is waiting (per network or in total, jobs or audio seconds); see Retry-After.",
+  GUEST_DURATION_EXCEEDED: 'The recording is longer than guests may have captioned (details.maxDurationSec); sign in.',
   QUEUE_FULL: 'Too many caption jobs are pending; try again later.',
 } as const;
 

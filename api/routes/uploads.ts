@@ -17,8 +17,10 @@ import { ApiError } from '../errors.ts';
 import { loadVideo, requireMember } from '../media/access.ts';
 import { sniffImage } from '../media/files.ts';
 import { extractThumbnail, mediaContentType, probeMedia } from '../media/probe.ts';
+import { clientNetwork } from '../ratelimit.ts';
 import { csrfHeader, errorRef } from '../schemas.ts';
 import type { Video } from '../storage/types.ts';
+import type { GuestQuota } from '../work-lanes.ts';
 import {
   type DataPlaneOptions,
   deletedSchema,
@@ -39,6 +41,8 @@ export interface UploadOptions extends DataPlaneOptions {
   authSecret: string;
   maxUploadBytes: number;
   uploadTtlSec: number;
+  /** Bounds guests' caption work (per network, in total, by jobs and audio seconds, and length). */
+  guestQuota: GuestQuota;
 }
 
 const hash = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -256,10 +260,10 @@ export async function uploadRoutes(
             title: { type: 'string', minLength: 1, maxLength: 300 },
           },
         },
-        response: { 201: initResponse, 400: errorRef, 401: errorRef, 403: errorRef, 429: errorRef },
+        response: { 200: initResponse, 400: errorRef, 401: errorRef, 403: errorRef, 429: errorRef },
       },
     },
-    async (request, reply) => {
+    async (request) => {
       const body = (request.body ?? {}) as { workspaceId?: string; title?: string };
       const hostedVideoId = randomBytes(16).toString('hex');
       const title = body.title ?? `Recording ${new Date().toISOString().slice(0, 16).replace('T', ' ')}`;
@@ -289,7 +293,7 @@ export async function uploadRoutes(
       }
       const expiresAt = new Date(Date.now() + o.uploadTtlSec * 1000);
       await storage.createUpload({ id: hostedVideoId, videoId: video.id, maxBytes: o.maxUploadBytes, expiresAt });
-      reply.code(201);
+      // 200, as the seed's endpoint table has it (the upload is a TUS resource of its own).
       return {
         videoId: video.id,
         hostedVideoId,
@@ -341,6 +345,7 @@ export async function uploadRoutes(
           409: errorRef,
           413: errorRef,
           422: errorRef,
+          429: errorRef,
         },
       },
     },
@@ -370,30 +375,51 @@ export async function uploadRoutes(
       }
       const signal = AbortSignal.any([closeSignal(reply), AbortSignal.timeout(120_000)]);
       const info = await probeMedia(files.uploadPath(video.hostedVideoId), { signal });
-      if (!(await storage.completeUpload(upload.id))) {
-        throw new ApiError(409, 'UPLOAD_ALREADY_COMPLETE', 'Already completed.');
-      }
-      const bytes = await files.adopt(video.hostedVideoId, video.id);
-      let hasThumbnail = false;
-      if (thumbnail) {
-        await writeFile(files.thumbnailPath(video.id), thumbnail);
-        hasThumbnail = true;
-      } else if (info.hasVideo) {
-        hasThumbnail = await extractThumbnail(files.mediaPath(video.id), files.thumbnailPath(video.id), {
-          signal,
-        }).catch(() => false);
-      }
-      const ready = await storage.updateVideo(video.id, {
-        state: 'ready',
-        durationSec: info.durationSec ?? body.duration ?? null,
-        mediaBytes: bytes,
-        mediaType: mediaContentType(info),
-        hasThumbnail,
-      });
-      if (!ready) throw new ApiError(404, 'VIDEO_NOT_FOUND', 'The video was deleted meanwhile.');
-      if (info.hasAudio) {
-        // Captions are a follow-up: a full queue leaves them at none, which POST captions can retry.
-        await o.jobs.start(ready).catch((err: unknown) => request.log.warn({ err }, 'captions not started'));
+      // A guest's captions are admitted before the upload is marked complete: past a bound the
+      // guest gets 429 (or 413 for a recording longer than guests may have) and may complete
+      // again later, rather than a finished video that silently never gets captions. A length
+      // the container does not state counts as the longest a guest may have.
+      const guestRelease =
+        video.guestTokenHash !== null && info.hasAudio
+          ? o.guestQuota.enter(
+              clientNetwork(request.ip),
+              info.durationSec ?? body.duration ?? o.guestQuota.maxDurationSec,
+            )
+          : undefined;
+      let ready: Video | null;
+      try {
+        if (!(await storage.completeUpload(upload.id))) {
+          throw new ApiError(409, 'UPLOAD_ALREADY_COMPLETE', 'Already completed.');
+        }
+        const bytes = await files.adopt(video.hostedVideoId, video.id);
+        let hasThumbnail = false;
+        if (thumbnail) {
+          await writeFile(files.thumbnailPath(video.id), thumbnail);
+          hasThumbnail = true;
+        } else if (info.hasVideo) {
+          hasThumbnail = await extractThumbnail(files.mediaPath(video.id), files.thumbnailPath(video.id), {
+            signal,
+          }).catch(() => false);
+        }
+        ready = await storage.updateVideo(video.id, {
+          state: 'ready',
+          durationSec: info.durationSec ?? body.duration ?? null,
+          mediaBytes: bytes,
+          mediaType: mediaContentType(info),
+          hasThumbnail,
+        });
+        if (!ready) throw new ApiError(404, 'VIDEO_NOT_FOUND', 'The video was deleted meanwhile.');
+        if (info.hasAudio) {
+          // A member's captions are a follow-up: a full queue leaves them at none, which POST
+          // captions can retry. A guest's were admitted above.
+          await o.jobs
+            .start(ready, guestRelease ? { release: guestRelease } : undefined)
+            .catch((err: unknown) => request.log.warn({ err }, 'captions not started'));
+        }
+      } catch (err) {
+        // The job, once started, holds the release; before that it is ours to give back.
+        guestRelease?.();
+        throw err;
       }
       return videoJson((await storage.getVideo(video.id)) ?? ready, o.mediaOrigin);
     },
