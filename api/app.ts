@@ -246,6 +246,10 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
       }),
     facilitatorTimeoutMs: deps.facilitatorTimeoutMs ?? config.x402.facilitatorTimeoutMs,
     admission,
+    verifications: {
+      admission: new Admission({ maxPending: config.x402.verifyMax, retryAfterSec: 2 }),
+      perNetworkMax: config.x402.verifyPerNetwork,
+    },
     nonceLock:
       deps.nonceLock ??
       (deps.redis ? new RedisNonceLock(deps.redis, `${deps.redisPrefix ?? 'api:'}x402-nonce:`) : new MemoryNonceLock()),

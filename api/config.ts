@@ -54,6 +54,9 @@ export interface Config {
     maxTimeoutSeconds: number;
     /** Longest wait on one facilitator call (verify or settle); below the settle margin. */
     facilitatorTimeoutMs: number;
+    /** Verifications in flight per client network (429 past it) and in total (503). */
+    verifyPerNetwork: number;
+    verifyMax: number;
   };
   rateLimit: { max: number; windowSec: number; transcribeMax: number };
   /** Sign-up and sign-in budgets: per client network, per account / trusted browser / known network. */
@@ -210,6 +213,8 @@ export function loadConfig(env: Env, defaults: { repoRoot?: string } = {}): Read
       assetVersion: str('X402_ASSET_VERSION') ?? usdc?.version ?? '2',
       maxTimeoutSeconds: int('X402_MAX_TIMEOUT_SEC', 300, 30, 3600),
       facilitatorTimeoutMs: int('X402_FACILITATOR_TIMEOUT_SEC', 10, 1, 14) * 1000,
+      verifyPerNetwork: int('X402_VERIFY_PER_NETWORK', 2, 1, 1000),
+      verifyMax: int('X402_VERIFY_MAX', 64, 1, 100_000),
     },
     authLimits: {
       perIpMax: int('AUTH_RATE_LIMIT_PER_IP', 20, 1, 1_000_000),
