@@ -16,6 +16,7 @@ import { OidcClient } from './auth/oidc.ts';
 import { authRoutes, installSessionHook } from './auth/routes.ts';
 import type { Config } from './config.ts';
 import { ApiError, errorBodySchema, toErrorResponse } from './errors.ts';
+import { privateByDefault } from './http-cache.ts';
 import { requireViewer, ShareGuard } from './media/access.ts';
 import { CaptionJobs } from './media/caption-jobs.ts';
 import { MediaFiles } from './media/files.ts';
@@ -101,6 +102,7 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
   });
 
   app.addSchema(errorBodySchema);
+  privateByDefault(app);
   await app.register(cookie, { secret: config.authSecret });
   await app.register(csrfProtection, {
     sessionPlugin: '@fastify/cookie',

@@ -198,6 +198,8 @@ export async function sendFile(
     etag: true,
     lastModified: true,
     dotfiles: 'allow',
+    // send's default is `public, max-age=0`; every file here is behind a gate (app's privateByDefault).
+    cacheControl: false,
   });
   if (result.type === 'error') {
     const status = (result.metadata.error as { status?: number }).status ?? 500;
@@ -214,6 +216,7 @@ export async function sendFile(
   // send's own type is from the file name, and ours have none.
   if (result.statusCode === 200 || result.statusCode === 206)
     for (const [k, v] of Object.entries(headers)) reply.header(k, v);
+  else if (headers['cache-control']) reply.header('cache-control', headers['cache-control']);
   return reply.send(result.stream);
 }
 
