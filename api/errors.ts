@@ -18,7 +18,8 @@ export const API_ERROR_CODES = {
   CSRF_INVALID: 'The CSRF token is missing or wrong for this cookie-authenticated request.',
   INVALID_CREDENTIALS: 'The email or password is wrong (deliberately not saying which).',
   EMAIL_TAKEN: 'An account with this email already exists.',
-  PASSWORD_TOO_WEAK: 'The new password is too short, too common, repetitive or contains the email (details.reason).',
+  PASSWORD_TOO_WEAK:
+    'The new password is too short, too common, repetitive, contains the email, or guessable within 10^10 tries (details.reason).',
   OIDC_NOT_CONFIGURED: 'This sign-in provider is not configured on the service.',
   OIDC_FAILED: 'The identity provider sign-in did not complete.',
   NOT_FOUND: 'No such route.',
