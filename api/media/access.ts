@@ -64,8 +64,11 @@ export const UNLOCK_TTL_SEC = 3600;
 
 export const shareCookieName = (videoId: string) => `share.${videoId}`;
 
+const VIDEO_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 export async function loadVideo(storage: Storage, id: string): Promise<Video> {
-  const video = await storage.getVideo(id);
+  // Ids we issue are UUIDs; anything else names no video (and PostgreSQL would refuse it as a uuid).
+  const video = VIDEO_ID.test(id) ? await storage.getVideo(id) : null;
   if (!video) throw new ApiError(404, 'VIDEO_NOT_FOUND', 'No video with this id.');
   return video;
 }

@@ -33,7 +33,10 @@ export const uuidPattern = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-
 export const idParams = {
   type: 'object',
   required: ['id'],
-  properties: { id: { type: 'string', pattern: uuidPattern, description: 'Video id (UUID)' } },
+  // Opaque to clients (the seed's contract): any shape that names no video is 404, not 400;
+  // only the length is capped (Fastify's router answers 414 past 100). loadVideo keeps shapes we
+  // never issue away from the database.
+  properties: { id: { type: 'string', minLength: 1, maxLength: 100, description: 'Video id (opaque)' } },
 } as const;
 export const sessionSecurity = [{ sessionCookie: [] }];
 
