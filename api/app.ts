@@ -30,6 +30,7 @@ import { projectRoutes } from './routes/projects.ts';
 import { transcribeRoutes } from './routes/transcribe.ts';
 import { uploadRoutes } from './routes/uploads.ts';
 import { type DataPlaneOptions, videoRoutes } from './routes/videos.ts';
+import { refuseControlCharacters } from './schemas.ts';
 import type { Storage } from './storage/types.ts';
 import { agentSurface, RouteTable } from './surface/index.ts';
 import type { Transcriber } from './transcriber.ts';
@@ -90,6 +91,8 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
   });
   // First, so that every route registered after it joins the discovery documents.
   const routeTable = RouteTable.install(app);
+  // Before any route: NULs and out-of-range dates are the schema's 400, never the database's 500.
+  refuseControlCharacters(app);
 
   app.setErrorHandler((err, request, reply) => {
     const mapped = toErrorResponse(err);

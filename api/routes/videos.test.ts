@@ -158,7 +158,7 @@ describe('videos, captions gates and projects', () => {
       const v = await makeVideo();
       expect((await alice.request({ url: `/api/videos/${v.id}` })).json()).toMatchObject({ id: v.id, title: 'A talk' });
       // Ids are opaque: a shape we never issue names no video (the seed's 404), within a length cap.
-      for (const id of ['not-a-uuid', 'does-not-exist-0000', `${randomUUID().toUpperCase()}`, '%00', "x'--"]) {
+      for (const id of ['not-a-uuid', 'does-not-exist-0000', `${randomUUID().toUpperCase()}`, "x'--", 'a%20b']) {
         for (const method of ['GET', 'PATCH', 'DELETE'] as const) {
           const res = await alice.request({
             method,
@@ -171,6 +171,8 @@ describe('videos, captions gates and projects', () => {
         expect((await alice.request({ url: `/api/videos/${id}/captions` })).statusCode).toBe(404);
       }
       expect((await alice.request({ url: `/api/videos/${'a'.repeat(129)}` })).statusCode).toBe(414);
+      // Control characters are refused in every string, ids included (the schema's 400).
+      expect((await alice.request({ url: '/api/videos/a%00b' })).json().code).toBe('VALIDATION_FAILED');
       expect((await alice.request({ url: `/api/videos/${randomUUID()}` })).json()).toMatchObject({
         statusCode: 404,
         code: 'VIDEO_NOT_FOUND',

@@ -131,7 +131,9 @@ export function decodeCursor(raw: string, sortBy: string): { at: Date; id: strin
   try {
     const [s, at, id] = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown[];
     const date = new Date(at as string);
-    if (s === sortBy && typeof id === 'string' && id.length <= 64 && !Number.isNaN(date.getTime())) {
+    const year = date.getUTCFullYear();
+    // Only what we issue: a UUID, and a date PostgreSQL can compare (a forged one is a 400, not a 500).
+    if (s === sortBy && typeof id === 'string' && new RegExp(uuidPattern).test(id) && year >= 1970 && year <= 9999) {
       return { at: date, id };
     }
   } catch {}
