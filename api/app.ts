@@ -34,7 +34,7 @@ import { refuseControlCharacters } from './schemas.ts';
 import type { Storage } from './storage/types.ts';
 import { agentSurface, RouteTable } from './surface/index.ts';
 import type { Transcriber } from './transcriber.ts';
-import { GuestQuota, WorkLanes } from './work-lanes.ts';
+import { GuestQuota, GuestUploads, WorkLanes } from './work-lanes.ts';
 import { MemoryNonceLock, type NonceLock, RedisNonceLock } from './x402/nonce-lock.ts';
 
 export const SERVICE_NAME = 'transcribe-api';
@@ -209,6 +209,15 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     maxUploadBytes: config.media.maxUploadBytes,
     uploadTtlSec: config.media.uploadTtlSec,
     guestQuota,
+    guestUploads: new GuestUploads({
+      openPerNetwork: config.guests.openUploadsPerNetwork,
+      openTotal: config.guests.openUploadsTotal,
+      bytesPerNetwork: config.guests.uploadBytesPerNetwork,
+      bytesTotal: config.guests.uploadBytesTotal,
+      retryAfterSec: 60,
+    }),
+    guestMaxUploadBytes: config.guests.maxUploadBytes,
+    diskFloorBytes: config.media.diskFloorBytes,
   });
   await appPageRoutes(app, { mediaOrigin: config.media.origin, publicUrl: config.publicUrl });
   app.decorate('dataPlane', { jobs, files, sweepExpiredUploads: uploads.sweep });

@@ -76,6 +76,12 @@ export interface Config {
     audioSecTotal: number;
     maxDurationSec: number;
     concurrency: number;
+    /** Unfinished uploads and the bytes they may take, per network and in total; the cap on one. */
+    openUploadsPerNetwork: number;
+    openUploadsTotal: number;
+    uploadBytesPerNetwork: number;
+    uploadBytesTotal: number;
+    maxUploadBytes: number;
   };
   /** Share passwords: checks per video per network and per video in all, per window; minimum length. */
   sharePassword: { perNetworkMax: number; perVideoMax: number; windowSec: number; minChars: number };
@@ -97,6 +103,8 @@ export interface Config {
     maxUploadBytes: number;
     /** An upload not completed within this many seconds is removed with its video. */
     uploadTtlSec: number;
+    /** Free bytes the media disk keeps; below it uploads are refused with 507. */
+    diskFloorBytes: number;
   };
 }
 
@@ -231,6 +239,11 @@ export function loadConfig(env: Env, defaults: { repoRoot?: string } = {}): Read
       audioSecTotal: int('GUEST_AUDIO_SEC_MAX', 4 * 3600, 1, 10_000 * 3600),
       maxDurationSec: int('GUEST_MAX_DURATION_SEC', 600, 1, 48 * 3600),
       concurrency: int('GUEST_CONCURRENCY', 1, 1, 64),
+      openUploadsPerNetwork: int('GUEST_OPEN_UPLOADS_PER_NETWORK', 3, 1, 10_000),
+      openUploadsTotal: int('GUEST_OPEN_UPLOADS_MAX', 100, 1, 1_000_000),
+      uploadBytesPerNetwork: int('GUEST_UPLOAD_BYTES_PER_NETWORK', 600 * 1024 ** 2, 1, 1024 ** 4),
+      uploadBytesTotal: int('GUEST_UPLOAD_BYTES_MAX', 20 * 1024 ** 3, 1, 1024 ** 5),
+      maxUploadBytes: int('GUEST_MAX_UPLOAD_BYTES', 200 * 1024 ** 2, 1, 100 * 1024 ** 3),
     },
     sharePassword: {
       perNetworkMax: int('SHARE_PASSWORD_ATTEMPTS_PER_NETWORK', 10, 1, 10_000),
@@ -255,6 +268,7 @@ export function loadConfig(env: Env, defaults: { repoRoot?: string } = {}): Read
       dir: resolve(dataDir, 'media'),
       maxUploadBytes: int('MAX_UPLOAD_BYTES', 2 * 1024 ** 3, 1, 100 * 1024 ** 3),
       uploadTtlSec: int('UPLOAD_TTL_SEC', 24 * 3600, 60, 30 * 24 * 3600),
+      diskFloorBytes: int('DISK_FLOOR_BYTES', 2 * 1024 ** 3, 0, 1024 ** 5),
     },
   };
   if (databaseUrl !== undefined) config.databaseUrl = databaseUrl;

@@ -58,6 +58,7 @@ export const API_ERROR_CODES = {
   GUEST_QUOTA_EXCEEDED:
     "Too much guests' work is waiting (per network or in total, jobs or audio seconds); see Retry-After.",
   GUEST_DURATION_EXCEEDED: 'The recording is longer than guests may have captioned (details.maxDurationSec); sign in.',
+  INSUFFICIENT_STORAGE: 'The media disk is below its free-space floor (DISK_FLOOR_BYTES); see Retry-After.',
   QUEUE_FULL: 'Too many caption jobs are pending; try again later.',
 } as const;
 

@@ -172,3 +172,72 @@ export class GuestQuota {
     };
   }
 }
+
+export interface GuestUploadOptions {
+  /** Unfinished guest uploads open at once, per network and in total. */
+  openPerNetwork: number;
+  openTotal: number;
+  /** Bytes guests may have declared (each upload reserves its cap at init), per network and in total. */
+  bytesPerNetwork: number;
+  bytesTotal: number;
+  retryAfterSec: number;
+}
+
+/**
+ * Guests' unfinished uploads in this process: each reserves its byte cap at init (what TUS will
+ * accept for it, so written ≤ declared ≤ reserved) until it completes, is aborted or expires.
+ */
+export class GuestUploads {
+  readonly #o: GuestUploadOptions;
+  readonly #open = new Map<string, { network: string; bytes: number }>();
+  readonly #byNetwork = new Map<string, { n: number; bytes: number }>();
+  #bytes = 0;
+
+  constructor(o: GuestUploadOptions) {
+    this.#o = o;
+  }
+
+  /** Reserves one upload of up to `bytes` for `network`, or throws 429 GUEST_QUOTA_EXCEEDED. */
+  open(uploadId: string, network: string, bytes: number): void {
+    const mine = this.#byNetwork.get(network) ?? { n: 0, bytes: 0 };
+    const over =
+      mine.n + 1 > this.#o.openPerNetwork
+        ? 'openPerNetwork'
+        : mine.bytes + bytes > this.#o.bytesPerNetwork
+          ? 'bytesPerNetwork'
+          : this.#open.size + 1 > this.#o.openTotal
+            ? 'openTotal'
+            : this.#bytes + bytes > this.#o.bytesTotal
+              ? 'bytesTotal'
+              : null;
+    if (over !== null) {
+      throw new ApiError(
+        429,
+        'GUEST_QUOTA_EXCEEDED',
+        'Too many unfinished guest uploads; finish or abort one, or sign in.',
+        {
+          headers: { 'retry-after': String(this.#o.retryAfterSec) },
+          details: { bound: over, limit: this.#o[over], retryAfterSec: this.#o.retryAfterSec },
+        },
+      );
+    }
+    mine.n++;
+    mine.bytes += bytes;
+    this.#byNetwork.set(network, mine);
+    this.#open.set(uploadId, { network, bytes });
+    this.#bytes += bytes;
+  }
+
+  /** The upload completed, was aborted or expired (no-op for one this process did not open). */
+  close(uploadId: string): void {
+    const u = this.#open.get(uploadId);
+    if (!u) return;
+    this.#open.delete(uploadId);
+    this.#bytes -= u.bytes;
+    const mine = this.#byNetwork.get(u.network);
+    if (!mine) return;
+    mine.n--;
+    mine.bytes -= u.bytes;
+    if (mine.n <= 0) this.#byNetwork.delete(u.network);
+  }
+}

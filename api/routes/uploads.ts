@@ -9,7 +9,7 @@
  */
 
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { statfs, writeFile } from 'node:fs/promises';
 import { FileStore } from '@tus/file-store';
 import { Server as TusServer } from '@tus/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -20,7 +20,7 @@ import { extractThumbnail, mediaContentType, probeMedia } from '../media/probe.t
 import { clientNetwork } from '../ratelimit.ts';
 import { csrfHeader, errorRef } from '../schemas.ts';
 import type { Video } from '../storage/types.ts';
-import type { GuestQuota } from '../work-lanes.ts';
+import type { GuestQuota, GuestUploads } from '../work-lanes.ts';
 import {
   type DataPlaneOptions,
   deletedSchema,
@@ -43,6 +43,12 @@ export interface UploadOptions extends DataPlaneOptions {
   uploadTtlSec: number;
   /** Bounds guests' caption work (per network, in total, by jobs and audio seconds, and length). */
   guestQuota: GuestQuota;
+  /** Bounds guests' unfinished uploads (per network and in total, by count and bytes). */
+  guestUploads: GuestUploads;
+  /** TUS cap per guest upload (below maxUploadBytes). */
+  guestMaxUploadBytes: number;
+  /** Free bytes the media disk keeps: below it new uploads and their bytes get 507. */
+  diskFloorBytes: number;
 }
 
 const hash = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -115,11 +121,21 @@ export async function uploadRoutes(
   o: UploadOptions,
 ): Promise<{ sweep(now?: Date): Promise<number> }> {
   const { storage, files } = o;
+  /** Free bytes on the media disk are below the floor: refuse before writing more. */
+  const diskLow = async (): Promise<boolean> => {
+    const fs = await statfs(files.uploadsDir).catch(() => null);
+    return fs !== null && fs.bavail * fs.bsize < o.diskFloorBytes;
+  };
   const store = new FileStore({ directory: files.uploadsDir, expirationPeriodInMilliseconds: o.uploadTtlSec * 1000 });
   const tus = new TusServer({
     path: TUS_PATH,
     datastore: store,
-    maxSize: o.maxUploadBytes,
+    // Each upload's own cap, set at init (smaller for guests); the global one when unknown.
+    async maxSize(req) {
+      const id = verifyUploadToken(o.authSecret, req.headers.get(TOKEN_HEADER));
+      const record = id === null ? null : await storage.getUpload(id);
+      return Math.min(record?.maxBytes ?? o.maxUploadBytes, o.maxUploadBytes);
+    },
     relativeLocation: true,
     // Finished uploads belong to their video: only `abort` (or a video delete) removes them.
     disableTerminationForFinishedUploads: true,
@@ -133,6 +149,9 @@ export async function uploadRoutes(
       // One upload per token: the file is created once, then only resumed.
       if (req.method === 'POST' && (await files.uploadedBytes(id)) !== null) {
         throw tusError(409, 'UPLOAD_EXISTS: resume it with HEAD/PATCH at its URL\n');
+      }
+      if ((req.method === 'POST' || req.method === 'PATCH') && (await diskLow())) {
+        throw tusError(507, 'INSUFFICIENT_STORAGE: the media disk is nearly full; retry later\n');
       }
     },
   });
@@ -260,15 +279,21 @@ export async function uploadRoutes(
             title: { type: 'string', minLength: 1, maxLength: 300 },
           },
         },
-        response: { 200: initResponse, 400: errorRef, 401: errorRef, 403: errorRef, 429: errorRef },
+        response: { 200: initResponse, 400: errorRef, 401: errorRef, 403: errorRef, 429: errorRef, 507: errorRef },
       },
     },
     async (request) => {
       const body = (request.body ?? {}) as { workspaceId?: string; title?: string };
       const hostedVideoId = randomBytes(16).toString('hex');
       const title = body.title ?? `Recording ${new Date().toISOString().slice(0, 16).replace('T', ' ')}`;
+      if (await diskLow()) {
+        throw new ApiError(507, 'INSUFFICIENT_STORAGE', 'The media disk is nearly full; retry later.', {
+          headers: { 'retry-after': '300' },
+        });
+      }
       let guestToken: string | undefined;
       let video: Video;
+      const maxBytes = request.auth ? o.maxUploadBytes : Math.min(o.guestMaxUploadBytes, o.maxUploadBytes);
       if (request.auth) {
         const workspaceId = await listWorkspace(storage, request, body.workspaceId);
         video = await storage.createVideo({
@@ -281,18 +306,30 @@ export async function uploadRoutes(
       } else {
         if (body.workspaceId !== undefined)
           throw new ApiError(401, 'UNAUTHENTICATED', 'Sign in to upload to a workspace.');
+        // Reserved before anything is written: past a guest bound, nothing is created.
+        o.guestUploads.open(hostedVideoId, clientNetwork(request.ip), maxBytes);
         guestToken = randomBytes(32).toString('base64url');
         // A guest has no workspace to watch it from: the recording is shared by its link.
-        video = await storage.createVideo({
-          title,
-          origin: 'upload',
-          hostedVideoId,
-          visibility: 'public',
-          guestTokenHash: hash(guestToken),
-        });
+        video = await storage
+          .createVideo({
+            title,
+            origin: 'upload',
+            hostedVideoId,
+            visibility: 'public',
+            guestTokenHash: hash(guestToken),
+          })
+          .catch((err: unknown) => {
+            o.guestUploads.close(hostedVideoId);
+            throw err;
+          });
       }
       const expiresAt = new Date(Date.now() + o.uploadTtlSec * 1000);
-      await storage.createUpload({ id: hostedVideoId, videoId: video.id, maxBytes: o.maxUploadBytes, expiresAt });
+      await storage
+        .createUpload({ id: hostedVideoId, videoId: video.id, maxBytes, expiresAt })
+        .catch((err: unknown) => {
+          o.guestUploads.close(hostedVideoId);
+          throw err;
+        });
       // 200, as the seed's endpoint table has it (the upload is a TUS resource of its own).
       return {
         videoId: video.id,
@@ -303,7 +340,7 @@ export async function uploadRoutes(
           endpoint: `${o.publicUrl}${TUS_PATH}`,
           headers: { [TOKEN_HEADER]: signUploadToken(o.authSecret, hostedVideoId, expiresAt) },
           expiresAt: expiresAt.toISOString(),
-          maxBytes: o.maxUploadBytes,
+          maxBytes,
         },
       };
     },
@@ -391,6 +428,7 @@ export async function uploadRoutes(
         if (!(await storage.completeUpload(upload.id))) {
           throw new ApiError(409, 'UPLOAD_ALREADY_COMPLETE', 'Already completed.');
         }
+        o.guestUploads.close(upload.id);
         const bytes = await files.adopt(video.hostedVideoId, video.id);
         let hasThumbnail = false;
         if (thumbnail) {
@@ -449,6 +487,7 @@ export async function uploadRoutes(
           'The upload is complete; DELETE /api/videos/{id} removes the video.',
         );
       }
+      o.guestUploads.close(video.hostedVideoId);
       return deleteVideoEverywhere(o, video);
     },
   );
@@ -460,6 +499,7 @@ export async function uploadRoutes(
       for (;;) {
         const expired = await storage.listExpiredUploads(now, 100);
         for (const u of expired) {
+          o.guestUploads.close(u.id);
           const video = await storage.getVideo(u.videoId);
           if (video) await deleteVideoEverywhere(o, video);
           removed++;
