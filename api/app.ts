@@ -218,6 +218,7 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     }),
     guestMaxUploadBytes: config.guests.maxUploadBytes,
     diskFloorBytes: config.media.diskFloorBytes,
+    guestVideoTtlSec: config.guests.videoTtlSec,
   });
   await appPageRoutes(app, { mediaOrigin: config.media.origin, publicUrl: config.publicUrl });
   app.decorate('dataPlane', { jobs, files, sweepExpiredUploads: uploads.sweep });

@@ -82,6 +82,8 @@ export interface Config {
     uploadBytesPerNetwork: number;
     uploadBytesTotal: number;
     maxUploadBytes: number;
+    /** A guest's video is removed this long after it was created. */
+    videoTtlSec: number;
   };
   /** Share passwords: checks per video per network and per video in all, per window; minimum length. */
   sharePassword: { perNetworkMax: number; perVideoMax: number; windowSec: number; minChars: number };
@@ -244,6 +246,7 @@ export function loadConfig(env: Env, defaults: { repoRoot?: string } = {}): Read
       uploadBytesPerNetwork: int('GUEST_UPLOAD_BYTES_PER_NETWORK', 600 * 1024 ** 2, 1, 1024 ** 4),
       uploadBytesTotal: int('GUEST_UPLOAD_BYTES_MAX', 20 * 1024 ** 3, 1, 1024 ** 5),
       maxUploadBytes: int('GUEST_MAX_UPLOAD_BYTES', 200 * 1024 ** 2, 1, 100 * 1024 ** 3),
+      videoTtlSec: int('GUEST_VIDEO_TTL_SEC', 30 * 86_400, 60, 10 * 365 * 86_400),
     },
     sharePassword: {
       perNetworkMax: int('SHARE_PASSWORD_ATTEMPTS_PER_NETWORK', 10, 1, 10_000),

@@ -133,4 +133,36 @@ describe('guest upload quotas', () => {
       await full.close();
     }
   });
+
+  it('lets a guest delete their own video with the guest token, and expires guest videos', async () => {
+    const f = await fresh({ GUEST_VIDEO_TTL_SEC: '3600' });
+    try {
+      const mine = (await f.start('10.94.0.1')).json();
+      const del = (token?: string) =>
+        f.app.app.inject({
+          method: 'DELETE',
+          url: `/api/videos/${mine.videoId}`,
+          headers: token ? { 'x-guest-token': token } : {},
+        });
+      expect((await del()).statusCode).toBe(401);
+      expect((await del('x'.repeat(43))).json().code).toBe('GUEST_TOKEN_INVALID');
+      const gone = await del(mine.guestToken);
+      expect(gone.statusCode).toBe(200);
+      expect(gone.json().removed.record).toBe(true);
+      expect(await storage.getVideo(mine.videoId)).toBeNull();
+
+      // Expiry: the sweep removes guests' videos older than the TTL, never a member's.
+      const old = (await f.start('10.94.0.2')).json();
+      const member = new Client(f.app.app);
+      await member.signUp('keeper@example.com');
+      const kept = (
+        await member.request({ method: 'POST', url: '/api/videos/multipart/init', csrf: true, payload: {} })
+      ).json();
+      await f.app.app.dataPlane.sweepExpiredUploads(new Date(Date.now() + 2 * 3600_000));
+      expect(await storage.getVideo(old.videoId)).toBeNull();
+      expect(await storage.getVideo(kept.videoId)).not.toBeNull();
+    } finally {
+      await f.app.close();
+    }
+  });
 });

@@ -6,6 +6,7 @@
  * Referer headers would keep it.
  */
 
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type AttemptPolicy, type AttemptStore, refundAll, takeAll } from '../attempts.ts';
 import { verifyPassword } from '../auth/passwords.ts';
@@ -76,6 +77,16 @@ export async function loadVideo(storage: Storage, id: string): Promise<Video> {
 export async function isWorkspaceMember(storage: Storage, request: FastifyRequest, video: Video): Promise<boolean> {
   if (!request.auth || video.workspaceId === null) return false;
   return storage.isMember(request.auth.userId, video.workspaceId);
+}
+
+/** The guest token a guest's video was created with (403 GUEST_TOKEN_INVALID otherwise). */
+export function requireGuestToken(video: Video, token: string): void {
+  const given = Buffer.from(createHash('sha256').update(token).digest('hex'));
+  const ok =
+    video.guestTokenHash !== null &&
+    given.length === video.guestTokenHash.length &&
+    timingSafeEqual(given, Buffer.from(video.guestTokenHash));
+  if (!ok) throw new ApiError(403, 'GUEST_TOKEN_INVALID', 'This guest token is not for this video.');
 }
 
 /** For routes that manage a video: a session (401) in the video's workspace (403). */

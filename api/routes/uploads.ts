@@ -14,7 +14,7 @@ import { FileStore } from '@tus/file-store';
 import { Server as TusServer } from '@tus/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.ts';
-import { loadVideo, requireMember } from '../media/access.ts';
+import { loadVideo, requireGuestToken, requireMember } from '../media/access.ts';
 import { sniffImage } from '../media/files.ts';
 import { extractThumbnail, mediaContentType, probeMedia } from '../media/probe.ts';
 import { clientNetwork } from '../ratelimit.ts';
@@ -49,6 +49,8 @@ export interface UploadOptions extends DataPlaneOptions {
   guestMaxUploadBytes: number;
   /** Free bytes the media disk keeps: below it new uploads and their bytes get 507. */
   diskFloorBytes: number;
+  /** A guest's video is removed this long after it was created. */
+  guestVideoTtlSec: number;
 }
 
 const hash = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -84,10 +86,7 @@ async function requireUploader(
   guestToken: string | undefined,
 ): Promise<void> {
   if (guestToken !== undefined) {
-    const ok =
-      video.guestTokenHash !== null &&
-      timingSafeEqual(Buffer.from(hash(guestToken)), Buffer.from(video.guestTokenHash));
-    if (!ok) throw new ApiError(403, 'GUEST_TOKEN_INVALID', 'This guest token is not for this video.');
+    requireGuestToken(video, guestToken);
     return;
   }
   if (video.workspaceId === null)
@@ -504,7 +503,17 @@ export async function uploadRoutes(
           if (video) await deleteVideoEverywhere(o, video);
           removed++;
         }
-        if (expired.length < 100) return removed;
+        if (expired.length < 100) break;
+      }
+      // Guests' videos do not stay for ever: nobody can manage them but the token's holder.
+      for (;;) {
+        const old = await storage.listGuestVideosBefore(new Date(now.getTime() - o.guestVideoTtlSec * 1000), 100);
+        for (const video of old) {
+          o.guestUploads.close(video.hostedVideoId);
+          await deleteVideoEverywhere(o, video);
+          removed++;
+        }
+        if (old.length < 100) return removed;
       }
     },
   };

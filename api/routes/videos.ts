@@ -10,7 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hashPassword } from '../auth/passwords.ts';
 import { requireSession } from '../auth/session.ts';
 import { ApiError } from '../errors.ts';
-import { loadVideo, requireMember, setUnlockCookie } from '../media/access.ts';
+import { loadVideo, requireGuestToken, requireMember, setUnlockCookie } from '../media/access.ts';
 import type { CaptionJobs } from '../media/caption-jobs.ts';
 import type { MediaFiles } from '../media/files.ts';
 import { csrfHeader, errorRef } from '../schemas.ts';
@@ -403,21 +403,35 @@ export async function videoRoutes(app: FastifyInstance, o: DataPlaneOptions): Pr
   app.delete(
     '/api/videos/:id',
     {
-      onRequest: requireSession,
-      preHandler: app.csrfProtection,
+      // A guest deletes their own recording with its guest token (a header a cross-site form
+      // cannot send, and no cookie): neither a session nor CSRF applies to them.
+      onRequest: async (request, reply) => {
+        if (request.headers['x-guest-token'] === undefined) await requireSession(request, reply);
+      },
+      preHandler: (request, reply, done) =>
+        request.headers['x-guest-token'] !== undefined ? done() : app.csrfProtection(request, reply, done),
       schema: {
         operationId: 'deleteVideo',
         tags: ['videos'],
-        summary: 'Delete the video, its media and its captions; says what was removed.',
+        summary:
+          "Delete the video, its media and its captions; says what was removed. A guest's video: with its x-guest-token.",
         security: sessionSecurity,
-        headers: csrfHeader,
+        headers: {
+          type: 'object',
+          properties: {
+            ...csrfHeader.properties,
+            'x-guest-token': { type: 'string', minLength: 16, maxLength: 128, description: 'Guests: from init' },
+          },
+        },
         params: idParams,
         response: { 200: deletedSchema, 400: errorRef, 401: errorRef, 403: errorRef, 404: errorRef },
       },
     },
     async (request) => {
       const video = await loadVideo(storage, (request.params as { id: string }).id);
-      await requireMember(storage, request, video);
+      const guestToken = request.headers['x-guest-token'];
+      if (typeof guestToken === 'string') requireGuestToken(video, guestToken);
+      else await requireMember(storage, request, video);
       return deleteVideoEverywhere(o, video);
     },
   );
