@@ -2,8 +2,8 @@
  * Guests' work against everyone else's: the lanes' strict priority (unit), and through the app
  * on a real socket: guest uploads made with ffmpeg and sent by tus-js-client fill the guest
  * bounds, past which completing answers 429 GUEST_QUOTA_EXCEEDED (413 for a recording longer
- * than guests may have); with the guest lane full, a signed-in transcription and a paid call
- * (real x402 client, local facilitator) start at once.
+ * than guests may have); with the guest lane full, a signed-in transcription, a paid call (real
+ * x402 client, local facilitator) and a member's caption job start at once.
  *
  * The transcriber is a STAND-IN: guests' caption jobs (local files) hold until the app closes,
  * URL jobs answer at once. What is tested is who reaches the queue when, not the engine.
@@ -280,13 +280,29 @@ describe('guest bounds through the app', () => {
       'https://media.example.test/talk.mp3',
       'https://media.example.com/talk.mp3',
     ]);
-    // The guests still waiting never reached the worker ahead of them.
-    expect(held.started).toHaveLength(1);
+    // A member's upload gets its captions started at once too (their caption jobs are theirs, not
+    // the guests': no 503 however many guests wait).
+    const up = await user.request({ method: 'POST', url: '/api/videos/multipart/init', csrf: true, payload: {} });
+    expect(up.statusCode).toBe(200);
+    await tusUpload(`http://127.0.0.1:${port}${TUS_PATH}`, up.json().tus.headers, clip);
+    const done = await user.request({
+      method: 'POST',
+      url: '/api/videos/multipart/complete',
+      csrf: true,
+      payload: { videoId: up.json().videoId },
+    });
+    expect(done.statusCode, done.body).toBe(200);
+    expect(done.json().captionStatus).toBe('processing');
+    // It reached the worker beside the running guest job; the two guests still waiting did not.
+    await vi.waitFor(() => expect(held.started).toEqual([expect.any(String), `file:${up.json().videoId}`]));
 
-    // When the running guest job ends, the next guest goes, and a refused guest can complete again.
+    // When the running guest job and the member's end, the next guest goes, and a refused guest can
+    // complete again.
     held.finish(held.started[0]!);
+    held.finish(held.started[1]!);
     await t.app.dataPlane.jobs.settled(firstGuest.res.json().id);
-    await vi.waitFor(() => expect(held.started).toHaveLength(2));
+    await t.app.dataPlane.jobs.settled(up.json().videoId);
+    await vi.waitFor(() => expect(held.started).toHaveLength(3));
     const retried = await third.complete();
     expect(retried.statusCode).toBe(200);
   });
