@@ -5,7 +5,7 @@
  * than guests may have); with the guest lane full, a signed-in transcription, a paid call (real
  * x402 client, local facilitator) and a member's caption job start at once.
  *
- * The transcriber is a STAND-IN: guests' caption jobs (local files) hold until the app closes,
+ * The transcriber is a STAND-IN: caption jobs (local files) hold until told or the app closes,
  * URL jobs answer at once. What is tested is who reaches the queue when, not the engine.
  */
 
