@@ -37,7 +37,7 @@ function sourceFiles(): string[] {
 const code = (text: string) => text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:])\/\/.*$/gm, '$1');
 
 /** Relative specifiers of static imports and re-exports, side-effect imports and import(). */
-export function relativeImports(text: string): string[] {
+function relativeImports(text: string): string[] {
   const found: string[] = [];
   const patterns = [
     /\bfrom\s*['"](\.{1,2}\/[^'"]+)['"]/g,
@@ -64,7 +64,7 @@ function buildGraph(files: string[]): Graph {
 }
 
 /** Tarjan's strongly connected components; every component of more than one node is a cycle. */
-export function cycles(graph: Graph): string[][] {
+function cycles(graph: Graph): string[][] {
   let next = 0;
   const index = new Map<string, number>();
   const low = new Map<string, number>();
