@@ -11,11 +11,13 @@ import { HTTPFacilitatorClient } from '@x402/core/http';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Redis } from 'ioredis';
 import { Admission } from './admission.ts';
+import { type AttemptStore, MemoryAttemptStore, RedisAttemptStore } from './attempts.ts';
 import { OidcClient } from './auth/oidc.ts';
 import { authRoutes, installSessionHook } from './auth/routes.ts';
 import type { Config } from './config.ts';
 import { ApiError, errorBodySchema, toErrorResponse } from './errors.ts';
-import { requireViewer } from './media/access.ts';
+import { privateByDefault } from './http-cache.ts';
+import { requireViewer, ShareGuard } from './media/access.ts';
 import { CaptionJobs } from './media/caption-jobs.ts';
 import { MediaFiles } from './media/files.ts';
 import { AuthLimiter, registerRateLimit } from './ratelimit.ts';
@@ -28,9 +30,11 @@ import { projectRoutes } from './routes/projects.ts';
 import { transcribeRoutes } from './routes/transcribe.ts';
 import { uploadRoutes } from './routes/uploads.ts';
 import { type DataPlaneOptions, videoRoutes } from './routes/videos.ts';
+import { refuseControlCharacters } from './schemas.ts';
 import type { Storage } from './storage/types.ts';
 import { agentSurface, RouteTable } from './surface/index.ts';
 import type { Transcriber } from './transcriber.ts';
+import { GuestQuota, GuestUploads, WorkLanes } from './work-lanes.ts';
 import { MemoryNonceLock, type NonceLock, RedisNonceLock } from './x402/nonce-lock.ts';
 
 export const SERVICE_NAME = 'transcribe-api';
@@ -87,6 +91,8 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
   });
   // First, so that every route registered after it joins the discovery documents.
   const routeTable = RouteTable.install(app);
+  // Before any route: NULs and out-of-range dates are the schema's 400, never the database's 500.
+  refuseControlCharacters(app);
 
   app.setErrorHandler((err, request, reply) => {
     const mapped = toErrorResponse(err);
@@ -99,6 +105,7 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
   });
 
   app.addSchema(errorBodySchema);
+  privateByDefault(app);
   await app.register(cookie, { secret: config.authSecret });
   await app.register(csrfProtection, {
     sessionPlugin: '@fastify/cookie',
@@ -159,11 +166,16 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     async () => ({ status: 'ok', service: SERVICE_NAME }),
   );
 
+  // Sign-in and share-password attempts: shared by every instance when Redis is there.
+  const attempts: AttemptStore = deps.redis
+    ? new RedisAttemptStore(deps.redis, `${deps.redisPrefix ?? 'api:'}attempts:`)
+    : new MemoryAttemptStore();
+  app.decorate('shareGuard', new ShareGuard(attempts, config.sharePassword));
   const authOpts: Parameters<typeof authRoutes>[1] = {
     storage: deps.storage,
     secure,
     sessionTtlSec: config.sessionTtlSec,
-    limiter: new AuthLimiter(app, config.authLimits),
+    limiter: new AuthLimiter(attempts, { ...config.authLimits, secure }),
   };
   if (config.google) {
     authOpts.google = new OidcClient({
@@ -174,9 +186,13 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
   }
   await authRoutes(app, authOpts);
   const files = new MediaFiles(config.media.dir);
+  // Paid and signed-in work first; guests' caption jobs wait for a quiet worker (api/work-lanes.ts).
+  const lanes = new WorkLanes(deps.transcriber, { guestConcurrency: config.guests.concurrency });
+  const guestQuota = new GuestQuota({ ...config.guests, retryAfterSec: 60 });
   const jobs = new CaptionJobs({
     storage: deps.storage,
-    transcriber: deps.transcriber,
+    transcriber: lanes.priority,
+    guestTranscriber: lanes.guest,
     files,
     onError: (err, videoId) => app.log.error({ err, videoId }, 'caption generation failed'),
   });
@@ -192,6 +208,17 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     authSecret: config.authSecret,
     maxUploadBytes: config.media.maxUploadBytes,
     uploadTtlSec: config.media.uploadTtlSec,
+    guestQuota,
+    guestUploads: new GuestUploads({
+      openPerNetwork: config.guests.openUploadsPerNetwork,
+      openTotal: config.guests.openUploadsTotal,
+      bytesPerNetwork: config.guests.uploadBytesPerNetwork,
+      bytesTotal: config.guests.uploadBytesTotal,
+      retryAfterSec: 60,
+    }),
+    guestMaxUploadBytes: config.guests.maxUploadBytes,
+    diskFloorBytes: config.media.diskFloorBytes,
+    guestVideoTtlSec: config.guests.videoTtlSec,
   });
   await appPageRoutes(app, { mediaOrigin: config.media.origin, publicUrl: config.publicUrl, storage: deps.storage });
   app.decorate('dataPlane', { jobs, files, sweepExpiredUploads: uploads.sweep });
@@ -207,7 +234,7 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
   });
 
   await transcribeRoutes(app, {
-    transcriber: deps.transcriber,
+    transcriber: lanes.priority,
     mediaHosts: config.mediaHosts,
     maxSourceBytes: config.maxSourceBytes,
     transcribeMax: config.rateLimit.transcribeMax,
@@ -225,7 +252,7 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
   });
   await agentRoutes(app, {
     config,
-    transcriber: deps.transcriber,
+    transcriber: lanes.priority,
     facilitator:
       deps.facilitator ??
       new HTTPFacilitatorClient({
@@ -234,6 +261,10 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
       }),
     facilitatorTimeoutMs: deps.facilitatorTimeoutMs ?? config.x402.facilitatorTimeoutMs,
     admission,
+    verifications: {
+      admission: new Admission({ maxPending: config.x402.verifyMax, retryAfterSec: 2 }),
+      perNetworkMax: config.x402.verifyPerNetwork,
+    },
     nonceLock:
       deps.nonceLock ??
       (deps.redis ? new RedisNonceLock(deps.redis, `${deps.redisPrefix ?? 'api:'}x402-nonce:`) : new MemoryNonceLock()),

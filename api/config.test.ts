@@ -32,6 +32,45 @@ describe('loadConfig', () => {
     );
   });
 
+  it('parses the abuse limits, with defaults, and refuses a lock cap below its base', () => {
+    const d = loadConfig({});
+    expect(d.authLimits).toEqual({
+      perIpMax: 20,
+      windowSec: 900,
+      accountFreeFailures: 5,
+      lockoutBaseSec: 60,
+      lockoutMaxSec: 900,
+      deviceTtlSec: 180 * 86_400,
+    });
+    expect(d.sharePassword).toEqual({ perNetworkMax: 10, perVideoMax: 100, windowSec: 900, minChars: 8 });
+    expect(d.guests).toMatchObject({
+      jobsPerNetwork: 2,
+      maxDurationSec: 600,
+      concurrency: 1,
+      openUploadsPerNetwork: 3,
+    });
+    expect(d.x402).toMatchObject({ verifyPerNetwork: 2, verifyMax: 64 });
+    expect(d.media.diskFloorBytes).toBe(2 * 1024 ** 3);
+    const c = loadConfig({
+      AUTH_LOCKOUT_BASE_SEC: '5',
+      AUTH_LOCKOUT_MAX_SEC: '50',
+      SHARE_PASSWORD_MIN_CHARS: '12',
+      GUEST_MAX_DURATION_SEC: '30',
+      GUEST_MAX_UPLOAD_BYTES: '1000',
+      X402_VERIFY_PER_NETWORK: '3',
+      DISK_FLOOR_BYTES: '0',
+    });
+    expect(c.authLimits).toMatchObject({ lockoutBaseSec: 5, lockoutMaxSec: 50 });
+    expect(c.sharePassword.minChars).toBe(12);
+    expect(c.guests).toMatchObject({ maxDurationSec: 30, maxUploadBytes: 1000 });
+    expect(c.x402.verifyPerNetwork).toBe(3);
+    expect(c.media.diskFloorBytes).toBe(0);
+    expect(() => loadConfig({ AUTH_LOCKOUT_BASE_SEC: '100', AUTH_LOCKOUT_MAX_SEC: '10' })).toThrow(
+      /AUTH_LOCKOUT_MAX_SEC/,
+    );
+    expect(() => loadConfig({ SHARE_PASSWORD_MIN_CHARS: '2' })).toThrow(/SHARE_PASSWORD_MIN_CHARS/);
+  });
+
   it('parses the environment', () => {
     const c = loadConfig({
       PORT: '8080',

@@ -54,10 +54,39 @@ export interface Config {
     maxTimeoutSeconds: number;
     /** Longest wait on one facilitator call (verify or settle); below the settle margin. */
     facilitatorTimeoutMs: number;
+    /** Verifications in flight per client network (429 past it) and in total (503). */
+    verifyPerNetwork: number;
+    verifyMax: number;
   };
   rateLimit: { max: number; windowSec: number; transcribeMax: number };
-  /** Sign-up and sign-in budgets: per client address, per target account (with backoff), global. */
-  authLimits: { perIpMax: number; globalMax: number; windowSec: number; accountFreeFailures: number };
+  /** Sign-up and sign-in budgets: per client network, per account / trusted browser / known network. */
+  authLimits: {
+    perIpMax: number;
+    windowSec: number;
+    accountFreeFailures: number;
+    lockoutBaseSec: number;
+    lockoutMaxSec: number;
+    deviceTtlSec: number;
+  };
+  /** Guests' caption work: bounds per network and in total (jobs, audio seconds), their length cap, lane width. */
+  guests: {
+    jobsPerNetwork: number;
+    jobsTotal: number;
+    audioSecPerNetwork: number;
+    audioSecTotal: number;
+    maxDurationSec: number;
+    concurrency: number;
+    /** Unfinished uploads and the bytes they may take, per network and in total; the cap on one. */
+    openUploadsPerNetwork: number;
+    openUploadsTotal: number;
+    uploadBytesPerNetwork: number;
+    uploadBytesTotal: number;
+    maxUploadBytes: number;
+    /** A guest's video is removed this long after it was created. */
+    videoTtlSec: number;
+  };
+  /** Share passwords: checks per video per network and per video in all, per window; minimum length. */
+  sharePassword: { perNetworkMax: number; perVideoMax: number; windowSec: number; minChars: number };
   /** Transcriptions in flight at once (all callers), and per payer / address / account. */
   admission: { maxPending: number; perCallerMax: number };
   /** Fetch budget of a paid job, whatever the origin's pace (the work deadline bounds it too). */
@@ -76,6 +105,8 @@ export interface Config {
     maxUploadBytes: number;
     /** An upload not completed within this many seconds is removed with its video. */
     uploadTtlSec: number;
+    /** Free bytes the media disk keeps; below it uploads are refused with 507. */
+    diskFloorBytes: number;
   };
 }
 
@@ -192,12 +223,36 @@ export function loadConfig(env: Env, defaults: { repoRoot?: string } = {}): Read
       assetVersion: str('X402_ASSET_VERSION') ?? usdc?.version ?? '2',
       maxTimeoutSeconds: int('X402_MAX_TIMEOUT_SEC', 300, 30, 3600),
       facilitatorTimeoutMs: int('X402_FACILITATOR_TIMEOUT_SEC', 10, 1, 14) * 1000,
+      verifyPerNetwork: int('X402_VERIFY_PER_NETWORK', 2, 1, 1000),
+      verifyMax: int('X402_VERIFY_MAX', 64, 1, 100_000),
     },
     authLimits: {
       perIpMax: int('AUTH_RATE_LIMIT_PER_IP', 20, 1, 1_000_000),
-      globalMax: int('AUTH_RATE_LIMIT_GLOBAL', 1000, 1, 100_000_000),
       windowSec: int('AUTH_RATE_LIMIT_WINDOW_SEC', 900, 1, 86_400),
       accountFreeFailures: int('AUTH_ACCOUNT_FREE_FAILURES', 5, 1, 1000),
+      lockoutBaseSec: int('AUTH_LOCKOUT_BASE_SEC', 60, 1, 86_400),
+      lockoutMaxSec: int('AUTH_LOCKOUT_MAX_SEC', 900, 1, 7 * 86_400),
+      deviceTtlSec: int('AUTH_DEVICE_TTL_SEC', 180 * 86_400, 60, 400 * 86_400),
+    },
+    guests: {
+      jobsPerNetwork: int('GUEST_JOBS_PER_NETWORK', 2, 1, 10_000),
+      jobsTotal: int('GUEST_JOBS_MAX', 16, 1, 100_000),
+      audioSecPerNetwork: int('GUEST_AUDIO_SEC_PER_NETWORK', 1200, 1, 48 * 3600),
+      audioSecTotal: int('GUEST_AUDIO_SEC_MAX', 4 * 3600, 1, 10_000 * 3600),
+      maxDurationSec: int('GUEST_MAX_DURATION_SEC', 600, 1, 48 * 3600),
+      concurrency: int('GUEST_CONCURRENCY', 1, 1, 64),
+      openUploadsPerNetwork: int('GUEST_OPEN_UPLOADS_PER_NETWORK', 3, 1, 10_000),
+      openUploadsTotal: int('GUEST_OPEN_UPLOADS_MAX', 100, 1, 1_000_000),
+      uploadBytesPerNetwork: int('GUEST_UPLOAD_BYTES_PER_NETWORK', 600 * 1024 ** 2, 1, 1024 ** 4),
+      uploadBytesTotal: int('GUEST_UPLOAD_BYTES_MAX', 20 * 1024 ** 3, 1, 1024 ** 5),
+      maxUploadBytes: int('GUEST_MAX_UPLOAD_BYTES', 200 * 1024 ** 2, 1, 100 * 1024 ** 3),
+      videoTtlSec: int('GUEST_VIDEO_TTL_SEC', 30 * 86_400, 60, 10 * 365 * 86_400),
+    },
+    sharePassword: {
+      perNetworkMax: int('SHARE_PASSWORD_ATTEMPTS_PER_NETWORK', 10, 1, 10_000),
+      perVideoMax: int('SHARE_PASSWORD_ATTEMPTS_PER_VIDEO', 100, 1, 1_000_000),
+      windowSec: int('SHARE_PASSWORD_WINDOW_SEC', 900, 1, 86_400),
+      minChars: int('SHARE_PASSWORD_MIN_CHARS', 8, 4, 256),
     },
     admission: {
       maxPending: int('TRANSCRIBE_MAX_PENDING', 4, 1, 10_000),
@@ -216,6 +271,7 @@ export function loadConfig(env: Env, defaults: { repoRoot?: string } = {}): Read
       dir: resolve(dataDir, 'media'),
       maxUploadBytes: int('MAX_UPLOAD_BYTES', 2 * 1024 ** 3, 1, 100 * 1024 ** 3),
       uploadTtlSec: int('UPLOAD_TTL_SEC', 24 * 3600, 60, 30 * 24 * 3600),
+      diskFloorBytes: int('DISK_FLOOR_BYTES', 2 * 1024 ** 3, 0, 1024 ** 5),
     },
   };
   if (databaseUrl !== undefined) config.databaseUrl = databaseUrl;
@@ -223,6 +279,9 @@ export function loadConfig(env: Env, defaults: { repoRoot?: string } = {}): Read
   if (payTo !== undefined) config.x402.payTo = payTo;
   if (googleId !== undefined && googleSecret !== undefined) {
     config.google = { clientId: googleId, clientSecret: googleSecret, issuer: googleIssuer };
+  }
+  if (config.authLimits.lockoutMaxSec < config.authLimits.lockoutBaseSec) {
+    problems.push('AUTH_LOCKOUT_MAX_SEC must be at least AUTH_LOCKOUT_BASE_SEC');
   }
   if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   return deepFreeze(config);

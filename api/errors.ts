@@ -18,7 +18,8 @@ export const API_ERROR_CODES = {
   CSRF_INVALID: 'The CSRF token is missing or wrong for this cookie-authenticated request.',
   INVALID_CREDENTIALS: 'The email or password is wrong (deliberately not saying which).',
   EMAIL_TAKEN: 'An account with this email already exists.',
-  PASSWORD_TOO_WEAK: 'The new password is too short, too common, repetitive or contains the email (details.reason).',
+  PASSWORD_TOO_WEAK:
+    'The new password is too short, too common, repetitive, contains the email, or guessable within 10^10 tries (details.reason).',
   OIDC_NOT_CONFIGURED: 'This sign-in provider is not configured on the service.',
   OIDC_FAILED: 'The identity provider sign-in did not complete.',
   NOT_FOUND: 'No such route.',
@@ -39,6 +40,7 @@ export const API_ERROR_CODES = {
   VIDEO_PRIVATE: 'The video is private and the caller is not a member of its workspace.',
   SHARE_PASSWORD_REQUIRED: 'The video is shared with a password: send x-share-password or unlock it first.',
   SHARE_PASSWORD_WRONG: 'The share password is wrong.',
+  SHARE_PASSWORD_TOO_SHORT: 'A new share password is shorter than SHARE_PASSWORD_MIN_CHARS (details.minLength).',
   SHARE_EXPIRED: 'The share link has expired.',
   CAPTIONS_NOT_FOUND: 'The video has no captions (yet).',
   CAPTIONS_INVALID: 'The captions sent are not valid WebVTT or SRT.',
@@ -53,6 +55,10 @@ export const API_ERROR_CODES = {
   UPLOAD_EXISTS: 'An upload for this video is already under way: resume it with HEAD/PATCH at its URL.',
   GUEST_TOKEN_INVALID: 'The guest token is missing or does not belong to this video.',
   RANGE_NOT_SATISFIABLE: 'The Range header asks for bytes outside the file.',
+  GUEST_QUOTA_EXCEEDED:
+    "Too much guests' work is waiting (per network or in total, jobs or audio seconds); see Retry-After.",
+  GUEST_DURATION_EXCEEDED: 'The recording is longer than guests may have captioned (details.maxDurationSec); sign in.',
+  INSUFFICIENT_STORAGE: 'The media disk is below its free-space floor (DISK_FLOOR_BYTES); see Retry-After.',
   QUEUE_FULL: 'Too many caption jobs are pending; try again later.',
 } as const;
 

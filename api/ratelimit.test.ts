@@ -178,51 +178,128 @@ describe.each(stores)('sign-up and sign-in budgets ($name store)', ({ name, deps
     }
   });
 
-  it('has a global sign-up budget that many networks share', async () => {
-    const t = await startTestApp(testConfig({ AUTH_RATE_LIMIT_GLOBAL: '3', RATE_LIMIT_MAX: '1000' }), {
+  it('has no global sign-up budget: many networks at their limits leave a fresh one free', async () => {
+    const t = await startTestApp(testConfig({ AUTH_RATE_LIMIT_PER_IP: '2', RATE_LIMIT_MAX: '1000' }), {
       ...deps,
       storage,
     });
     try {
-      for (let i = 0; i < 3; i++) expect((await signUp(new Client(t.app), `10.5.${i}.1`)).statusCode).toBe(201);
-      expect((await signUp(new Client(t.app), '10.5.9.1')).statusCode).toBe(429);
+      const base = name === 'redis' ? 51 : 52;
+      for (let i = 0; i < 10; i++) {
+        for (let j = 0; j < 2; j++) await signUp(new Client(t.app), `10.${base}.${i}.1`);
+        expect((await signUp(new Client(t.app), `10.${base}.${i}.1`)).statusCode).toBe(429);
+      }
+      expect((await signUp(new Client(t.app), `10.${base}.99.1`)).statusCode).toBe(201);
     } finally {
       await t.close();
     }
   });
 
-  it('backs off password guesses against one account, whatever the network or session', async () => {
+  const signIn = (c: Client, ip: string, email: string, password: string) =>
+    c.request({
+      method: 'POST',
+      url: '/api/auth/signin/email_password',
+      remoteAddress: ip,
+      csrf: true,
+      payload: { email, password },
+    });
+
+  it("locks an account against strangers' guesses without locking its owner out", async () => {
     const t = await startTestApp(
-      testConfig({ AUTH_ACCOUNT_FREE_FAILURES: '3', AUTH_RATE_LIMIT_WINDOW_SEC: '60', RATE_LIMIT_MAX: '1000' }),
+      testConfig({
+        AUTH_ACCOUNT_FREE_FAILURES: '3',
+        AUTH_LOCKOUT_BASE_SEC: '60',
+        AUTH_LOCKOUT_MAX_SEC: '600',
+        RATE_LIMIT_MAX: '1000',
+      }),
       { ...deps, storage },
     );
     try {
       const victim = `victim-${randomBytes(5).toString('hex')}@example.com`;
-      expect((await signUp(new Client(t.app), '10.6.0.1', victim)).statusCode).toBe(201);
-      const guess = (ip: string) =>
-        new Client(t.app).request({
-          method: 'POST',
-          url: '/api/auth/signin/email_password',
-          remoteAddress: ip,
-          csrf: true,
-          payload: { email: victim, password: `wrong guess number ${ip}` },
-        });
-      for (let i = 0; i < 3; i++) expect((await guess(`10.6.${i + 1}.1`)).statusCode).toBe(401);
-      const first = await guess('10.6.8.1');
+      const other = `other-${randomBytes(5).toString('hex')}@example.com`;
+      const n = name === 'redis' ? 60 : 61;
+      // The owner signs up on one network, then signs in from their laptop on another: that
+      // browser now holds a device cookie, and both networks are known to the account.
+      expect((await signUp(new Client(t.app), `10.${n}.0.1`, victim)).statusCode).toBe(201);
+      expect((await signUp(new Client(t.app), `10.${n}.0.2`, other)).statusCode).toBe(201);
+      const laptop = new Client(t.app);
+      expect((await signIn(laptop, `10.${n}.0.3`, victim, PASSWORD)).statusCode).toBe(200);
+      expect(laptop.cookies.has('auth.device')).toBe(true);
+      expect((await signIn(new Client(t.app), `10.${n}.0.4`, victim, PASSWORD)).statusCode).toBe(200);
+
+      // Strangers on other networks (each within its own network budget) guess.
+      for (let i = 0; i < 3; i++) {
+        expect((await signIn(new Client(t.app), `10.${n}.${i + 1}.1`, victim, `wrong guess ${i}`)).statusCode).toBe(
+          401,
+        );
+      }
+      const first = await signIn(new Client(t.app), `10.${n}.8.1`, victim, 'wrong again');
       expect(first.statusCode).toBe(429);
-      const second = await guess('10.6.9.1');
-      expect(second.statusCode).toBe(429);
-      // Each attempt past the free ones doubles the wait.
-      expect(second.json().details.retryAfterSec).toBe(2 * first.json().details.retryAfterSec);
-      // Even the right password waits: the account is what is guarded, not the guesser.
-      const owner = await new Client(t.app).request({
-        method: 'POST',
-        url: '/api/auth/signin/email_password',
-        remoteAddress: '10.6.10.1',
-        csrf: true,
-        payload: { email: victim, password: PASSWORD },
-      });
-      expect(owner.statusCode).toBe(429);
+      expect(Number(first.headers['retry-after'])).toBeGreaterThan(0);
+      expect(first.json().details.retryAfterSec).toBeLessThanOrEqual(60);
+      // Refused attempts do not lengthen the wait.
+      for (let i = 0; i < 5; i++) await signIn(new Client(t.app), `10.${n}.9.${i}`, victim, 'and again');
+      const later = await signIn(new Client(t.app), `10.${n}.9.9`, victim, 'and again');
+      expect(later.statusCode).toBe(429);
+      expect(later.json().details.retryAfterSec).toBeLessThanOrEqual(first.json().details.retryAfterSec);
+      // A stranger with the right password on a new network waits too: the account is guarded.
+      expect((await signIn(new Client(t.app), `10.${n}.10.1`, victim, PASSWORD)).statusCode).toBe(429);
+
+      // The owner's laptop, now on a network never seen before, signs in: its cookie is trusted.
+      expect((await signIn(laptop, `10.${n}.11.1`, victim, PASSWORD)).statusCode).toBe(200);
+      // And from a network the account signed in from before, in a fresh browser.
+      expect((await signIn(new Client(t.app), `10.${n}.0.4`, victim, PASSWORD)).statusCode).toBe(200);
+      // Another account is untouched by the victim's lock.
+      expect((await signIn(new Client(t.app), `10.${n}.12.1`, other, PASSWORD)).statusCode).toBe(200);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("counts a trusted browser's own failures against it alone", async () => {
+    const t = await startTestApp(testConfig({ AUTH_ACCOUNT_FREE_FAILURES: '2', RATE_LIMIT_MAX: '1000' }), {
+      ...deps,
+      storage,
+    });
+    try {
+      const email = `dev-${randomBytes(5).toString('hex')}@example.com`;
+      const n = name === 'redis' ? 62 : 63;
+      const browser = new Client(t.app);
+      await browser.signUp(email, PASSWORD);
+      expect((await signIn(browser, `10.${n}.0.1`, email, PASSWORD)).statusCode).toBe(200);
+      // A stolen device cookie is no skeleton key: it has a budget of its own.
+      expect((await signIn(browser, `10.${n}.1.1`, email, 'wrong one')).statusCode).toBe(401);
+      expect((await signIn(browser, `10.${n}.1.2`, email, 'wrong two')).statusCode).toBe(401);
+      expect((await signIn(browser, `10.${n}.1.3`, email, 'wrong three')).statusCode).toBe(429);
+      // The account itself is not locked for its other ways in.
+      expect((await signIn(new Client(t.app), `10.${n}.0.1`, email, PASSWORD)).statusCode).toBe(200);
+      // A forged cookie earns no trust: its attempts count as a stranger's.
+      const forged = new Client(t.app);
+      forged.cookies.set('auth.device', 'not-signed.abc');
+      expect((await signIn(forged, `10.${n}.2.1`, email, 'wrong')).statusCode).toBe(401);
+      expect((await signIn(forged, `10.${n}.2.2`, email, 'wrong')).statusCode).toBe(401);
+      expect((await signIn(forged, `10.${n}.2.3`, email, PASSWORD)).statusCode).toBe(429);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('lets a user within their own limits sign in while random-email floods spend other networks', async () => {
+    const t = await startTestApp(testConfig({ AUTH_RATE_LIMIT_PER_IP: '3', RATE_LIMIT_MAX: '1000' }), {
+      ...deps,
+      storage,
+    });
+    try {
+      const email = `flood-${randomBytes(5).toString('hex')}@example.com`;
+      const n = name === 'redis' ? 64 : 65;
+      await new Client(t.app).signUp(email, PASSWORD);
+      // 30 networks each spend their whole budget on random emails, and more.
+      for (let i = 0; i < 30; i++) {
+        for (let j = 0; j < 4; j++) {
+          await signIn(new Client(t.app), `10.${n}.${i}.1`, `r${i}-${j}@example.com`, 'a wrong password here');
+        }
+      }
+      expect((await signIn(new Client(t.app), `10.${n}.200.1`, email, PASSWORD)).statusCode).toBe(200);
     } finally {
       await t.close();
     }

@@ -7,18 +7,19 @@
  * database first. A signed-in request is then counted a second time against its account: a
  * fresh session (sign-up and sign-in hand them out) resets neither budget.
  *
- * Sign-up and sign-in have budgets of their own (`AuthLimiter`): per client network, per
- * target account with exponential backoff once its free attempts are spent, and global.
+ * Sign-up and sign-in have budgets of their own (`AuthLimiter`): per client network, and for
+ * sign-in per target account, trusted browser and known network, with a doubling, capped wait.
  *
  * The hooks emit the draft's `RateLimit-Limit/-Remaining/-Reset` and `Retry-After`, and the
  * newer structured `RateLimit` / `RateLimit-Policy` fields (IETF httpapi ratelimit-headers
  * draft), from the tighter of the two counts.
  */
 
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import rateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
+import { type AttemptPolicy, type AttemptStore, refundAll, takeAll } from './attempts.ts';
 import { ApiError } from './errors.ts';
 
 export interface RateLimitOptions {
@@ -30,11 +31,15 @@ export interface RateLimitOptions {
 }
 
 export interface AuthLimitOptions {
+  /** Sign-ups, and failed sign-ins, per client network per window. */
   perIpMax: number;
-  globalMax: number;
   windowSec: number;
-  /** Sign-in attempts on one account per window before each further one doubles its wait. */
+  /** Failed sign-ins on one account (per scope) before it locks; each further one doubles the lock. */
   accountFreeFailures: number;
+  lockoutBaseSec: number;
+  lockoutMaxSec: number;
+  /** How long a browser's device cookie, and a network an account signed in from, are trusted. */
+  deviceTtlSec: number;
 }
 
 declare module 'fastify' {
@@ -144,55 +149,119 @@ export async function registerRateLimit(app: FastifyInstance, opts: RateLimitOpt
 }
 
 /**
- * Budgets for the account routes, on top of the per-request ones: a stranger who signs up or
- * guesses passwords from one network, against one account, or from many networks at once
- * runs out, and a new session does not help.
+ * Budgets for the account routes, on top of the per-request ones (OWASP's device-cookie scheme
+ * for sign-in). Only failures count, each checked before any hash is computed:
+ *
+ * - per client network: sign-ups, and failed sign-ins whatever the email;
+ * - per target account, for strangers: failures from networks and browsers the account has
+ *   never signed in from lock it for them alone, with a doubling, capped wait;
+ * - per trusted browser (the signed `auth.device` cookie a successful sign-in leaves) and per
+ *   network the account signed in from before: budgets of their own, which a stranger's
+ *   failures never touch, so nobody can lock the owner out from where they sign in.
+ *
+ * There is no global budget: whoever can spend it can refuse everyone.
  */
 export class AuthLimiter {
-  readonly #limiters: Record<string, Limiter>;
+  readonly #store: AttemptStore;
+  readonly #opts: AuthLimitOptions;
+  readonly #network: AttemptPolicy;
+  readonly #account: AttemptPolicy;
+  readonly #secure: boolean;
 
-  constructor(app: FastifyInstance, opts: AuthLimitOptions) {
+  constructor(store: AttemptStore, opts: AuthLimitOptions & { secure: boolean }) {
+    this.#store = store;
+    this.#opts = opts;
+    this.#secure = opts.secure;
     const windowMs = opts.windowSec * 1000;
-    const make = (max: number, backoff = false): Limiter =>
-      app.createRateLimit({
-        // The key is chosen per call (see #take), not from the request.
-        keyGenerator: (request) => (request as FastifyRequest & { [KEY]?: string })[KEY] ?? '',
-        max,
-        timeWindow: windowMs,
-        // Honoured by the plugin's stores (each attempt past `max` doubles the wait), though
-        // missing from its createRateLimit types.
-        ...({ exponentialBackoff: backoff } as object),
-      });
-    this.#limiters = {
-      'signup-ip': make(opts.perIpMax),
-      'signup-global': make(opts.globalMax),
-      'signin-ip': make(opts.perIpMax),
-      'signin-global': make(opts.globalMax),
-      'signin-account': make(opts.accountFreeFailures, true),
+    this.#network = { free: opts.perIpMax, windowMs, baseLockMs: windowMs, maxLockMs: windowMs };
+    this.#account = {
+      free: opts.accountFreeFailures,
+      windowMs,
+      baseLockMs: opts.lockoutBaseSec * 1000,
+      maxLockMs: opts.lockoutMaxSec * 1000,
     };
   }
 
-  /** Sign-up: per client network and global. Throws 429 RATE_LIMITED. */
+  /** Sign-up: per client network; every sign-up counts (accounts are what is bounded). Throws 429. */
   async signUp(request: FastifyRequest): Promise<void> {
-    await this.#take(request, 'signup-ip', clientNetwork(request.ip));
-    await this.#take(request, 'signup-global', 'all');
+    const r = await takeAll(this.#store, [[`signup-net:${clientNetwork(request.ip)}`, this.#network]]);
+    if (!r.ok) throw limitedFor(r.retryAfterMs, this.#network.free, 'Too many sign-ups from this network');
   }
 
-  /** Sign-in with a password: per client network, global, and per target account (backoff). */
-  async signIn(request: FastifyRequest, email: string): Promise<void> {
-    await this.#take(request, 'signin-ip', clientNetwork(request.ip));
-    await this.#take(request, 'signin-global', 'all');
+  /**
+   * Reserves one sign-in attempt (throws 429 when a budget it belongs to is locked). The caller
+   * reports the outcome: a success gives the attempt back, remembers the network and hands the
+   * browser a device cookie.
+   */
+  async signIn(request: FastifyRequest, email: string): Promise<SignInAttempt> {
     // Hashed: the store (Redis) never holds the address itself.
     const account = createHash('sha256').update(email.trim().toLowerCase()).digest('base64url');
-    await this.#take(request, 'signin-account', account, 'Too many sign-in attempts for this account');
+    const network = clientNetwork(request.ip);
+    const device = this.#trustedDevice(request, account);
+    const entries: Array<[string, AttemptPolicy]> = [];
+    let scope: 'device' | 'known-network' | 'stranger';
+    if (device !== null) {
+      // A browser the owner signed in from: only its own failures count against it.
+      scope = 'device';
+      entries.push([`signin-dev:${device}`, this.#account]);
+    } else if (await this.#store.has(`signin-known:${account}:${network}`)) {
+      scope = 'known-network';
+      entries.push([`signin-net:${network}`, this.#network], [`signin-acctnet:${account}:${network}`, this.#account]);
+    } else {
+      scope = 'stranger';
+      entries.push([`signin-net:${network}`, this.#network], [`signin-acct:${account}`, this.#account]);
+    }
+    const r = await takeAll(this.#store, entries);
+    if (!r.ok) {
+      const free = scope === 'stranger' ? this.#account.free : this.#network.free;
+      throw limitedFor(r.retryAfterMs, free, 'Too many failed sign-in attempts; the wait doubles with each failure');
+    }
+    const store = this.#store;
+    const ttlMs = this.#opts.deviceTtlSec * 1000;
+    const secure = this.#secure;
+    return {
+      scope,
+      async succeeded(reply: FastifyReply) {
+        await refundAll(store, r.held);
+        await store.mark(`signin-known:${account}:${network}`, ttlMs);
+        reply.setCookie(DEVICE_COOKIE, `${account}.${randomBytes(16).toString('base64url')}`, {
+          path: '/api/auth/',
+          httpOnly: true,
+          sameSite: 'strict',
+          secure,
+          signed: true,
+          maxAge: Math.floor(ttlMs / 1000),
+        });
+      },
+    };
   }
 
-  async #take(request: FastifyRequest, name: string, key: string, message?: string): Promise<void> {
-    const r = request as FastifyRequest & { [KEY]?: string };
-    r[KEY] = `${name}:${key}`;
-    const outcome = await this.#limiters[name]!(request);
-    if (!outcome.isAllowed && outcome.isExceeded) throw limited(outcome, message);
+  /** The device id from a valid `auth.device` cookie issued for this account, else null. */
+  #trustedDevice(request: FastifyRequest, account: string): string | null {
+    const raw = request.cookies[DEVICE_COOKIE];
+    if (!raw || raw.length > 200) return null;
+    const { valid, value } = request.unsignCookie(raw);
+    if (!valid || value === null) return null;
+    const [forAccount, id] = value.split('.');
+    return forAccount === account && id ? id : null;
   }
 }
 
-const KEY = Symbol('auth-limit-key');
+export interface SignInAttempt {
+  /** Which budget the attempt was counted against (tests and logs). */
+  readonly scope: 'device' | 'known-network' | 'stranger';
+  /** A failed attempt needs no call: it stays counted. */
+  succeeded(reply: FastifyReply): Promise<void>;
+}
+
+/** The browser's proof that it signed in to an account before (OWASP "device cookie"). */
+export const DEVICE_COOKIE = 'auth.device';
+
+/** 429 RATE_LIMITED for an attempt budget, with Retry-After. */
+export function limitedFor(retryAfterMs: number, limit: number, message: string): ApiError {
+  const sec = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return new ApiError(429, 'RATE_LIMITED', `${message}; retry in ${sec} s.`, {
+    headers: { 'retry-after': String(sec) },
+    details: { limit, retryAfterSec: sec },
+  });
+}

@@ -1,7 +1,10 @@
 /**
  * Schema pieces every route shares, defined once: the reference to the one error body, the error
- * statuses a transcription can answer with, and the CSRF header of cookie-authenticated writes.
+ * statuses a transcription can answer with, the CSRF header of cookie-authenticated writes, and the
+ * hook that keeps control characters and out-of-range dates out of every request string.
  */
+
+import type { FastifyInstance } from 'fastify';
 
 /** Any non-2xx response: the ErrorBody schema app.ts registers (errors.ts). */
 export const errorRef = { $ref: 'ErrorBody#' } as const;
@@ -23,3 +26,52 @@ export const csrfHeader = {
   type: 'object',
   properties: { 'x-csrf-token': { type: 'string', description: 'From GET /api/auth/csrf' } },
 } as const;
+
+/** One line of text: no C0 controls or DEL. PostgreSQL refuses a NUL in text (a 500 before this). */
+export const NO_CONTROL_CHARS = '^[^\\u0000-\\u001f\\u007f]*$';
+/** Text that may span lines (caption files): tab, LF and CR pass, the other controls do not. */
+export const NO_CONTROL_CHARS_MULTILINE = '^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f]*$';
+/**
+ * Timestamps PostgreSQL and JavaScript agree on: years 1970–9999 (RFC 3339 allows 0000, which
+ * PostgreSQL refuses, and JavaScript reads six-digit years).
+ */
+export const DATE_TIME_RANGE = '^(19[7-9][0-9]|[2-9][0-9]{3})-';
+const MULTILINE_FIELDS: ReadonlySet<string> = new Set(['content']);
+
+type JsonSchema = Record<string, unknown>;
+
+/**
+ * Every string a request carries (params, query, headers, body), in every route registered
+ * after this, refuses control characters and out-of-range dates at the schema (400
+ * VALIDATION_FAILED), unless its schema already pins it down with a pattern or an enum. Done
+ * once here rather than field by field, so a field added tomorrow is covered too; the added
+ * patterns show in the OpenAPI document.
+ */
+export function refuseControlCharacters(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    const s = route.schema as Record<string, unknown> | undefined;
+    if (!s) return;
+    for (const part of ['body', 'querystring', 'params', 'headers']) {
+      if (s[part] && typeof s[part] === 'object') harden(s[part] as JsonSchema, '');
+    }
+  });
+}
+
+function harden(schema: JsonSchema, name: string): void {
+  const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+  if (types.includes('string') && schema.enum === undefined) {
+    if (schema.format === 'date-time') {
+      schema.pattern ??= DATE_TIME_RANGE;
+    } else if (schema.pattern === undefined && schema.const === undefined) {
+      schema.pattern = MULTILINE_FIELDS.has(name) ? NO_CONTROL_CHARS_MULTILINE : NO_CONTROL_CHARS;
+    }
+  }
+  const props = schema.properties as Record<string, JsonSchema> | undefined;
+  if (props) for (const [k, v] of Object.entries(props)) if (v && typeof v === 'object') harden(v, k);
+  if (schema.items && typeof schema.items === 'object') harden(schema.items as JsonSchema, name);
+  for (const key of ['oneOf', 'anyOf', 'allOf']) {
+    const list = schema[key];
+    if (Array.isArray(list))
+      for (const sub of list) if (sub && typeof sub === 'object') harden(sub as JsonSchema, name);
+  }
+}

@@ -137,7 +137,3 @@ export const MANIFEST: readonly ManifestEntry[] = Object.freeze([
 export function findModel(name: string): ManifestEntry | undefined {
   return MANIFEST.find((e) => e.name === name || e.file === name);
 }
-
-export function isSyntheticName(name: string): name is SyntheticName {
-  return findModel(name)?.kind === 'synthetic';
-}

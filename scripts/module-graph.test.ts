@@ -1,6 +1,7 @@
 /**
  * The import graph of the product's folders, as madge would draw it: no module cycle (type-only
- * imports count: a cycle of types is still two modules that cannot be read apart).
+ * imports count: a cycle of types is still two modules that cannot be read apart), and no process
+ * spawned by api/ itself: ffmpeg's tools run through the engine's one runner (engine/decode/tool.ts).
  *
  * Why not madge itself: its TypeScript detective has a peer dependency on typescript 5 or 6, which
  * npm refuses beside this project's typescript 7. Every relative import here names its file with
@@ -36,7 +37,7 @@ function sourceFiles(): string[] {
 const code = (text: string) => text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:])\/\/.*$/gm, '$1');
 
 /** Relative specifiers of static imports and re-exports, side-effect imports and import(). */
-export function relativeImports(text: string): string[] {
+function relativeImports(text: string): string[] {
   const found: string[] = [];
   const patterns = [
     /\bfrom\s*['"](\.{1,2}\/[^'"]+)['"]/g,
@@ -63,7 +64,7 @@ function buildGraph(files: string[]): Graph {
 }
 
 /** Tarjan's strongly connected components; every component of more than one node is a cycle. */
-export function cycles(graph: Graph): string[][] {
+function cycles(graph: Graph): string[][] {
   let next = 0;
   const index = new Map<string, number>();
   const low = new Map<string, number>();
@@ -131,5 +132,13 @@ describe('module graph', () => {
 
   it(`has no module cycle in ${FOLDERS.join(', ')}`, () => {
     expect(cycles(graph).map((c) => c.map(rel))).toEqual([]);
+  });
+
+  it('has no api/ module that spawns a process', () => {
+    const offenders = files
+      .filter((f) => rel(f).startsWith('api/') && !f.endsWith('.test.ts') && !rel(f).startsWith('api/testing/'))
+      .filter((f) => /['"](node:)?child_process['"]/.test(code(readFileSync(f, 'utf8'))))
+      .map(rel);
+    expect(offenders).toEqual([]);
   });
 });

@@ -305,6 +305,13 @@ describe('hardening of the account routes', () => {
     ['1qaz2wsx3edc4rfv', 'common'],
     ['               ', 'repetitive'],
     ['abcabcabcabcabcabc', 'repetitive'],
+    // Long, off the list, and still guessable within 10^10 tries (zxcvbn score < 4).
+    ['sunshine1234567890', 'guessable'],
+    ['qwertyuiopasdfghjkl', 'guessable'],
+    ['dragon2024dragon2024', 'guessable'],
+    ['98765432109876543210', 'guessable'],
+    ['password123456789', 'guessable'],
+    ['monkeymonkeymonkey', 'guessable'],
   ])('refuses the weak password %j (400 PASSWORD_TOO_WEAK, %s)', async (password, reason) => {
     const e = email();
     const res = await signUp(new Client(t.app), { email: e, password });
@@ -319,6 +326,22 @@ describe('hardening of the account routes', () => {
     expect(weak.json().details.reason).toBe('contains_email');
     const ok = await signUp(new Client(t.app), { email: e, password: 'correct horse battery staple' });
     expect(ok.statusCode).toBe(201);
+  });
+
+  it("refuses the email's local part and the name with digits, saying why, and takes a random passphrase", async () => {
+    const e = `jane.doe.${Date.now()}@example.com`;
+    const local = await signUp(new Client(t.app), { email: e, password: 'janedoe1234567890' });
+    expect(local.statusCode).toBe(400);
+    expect(local.json()).toMatchObject({ code: 'PASSWORD_TOO_WEAK', details: { reason: 'guessable' } });
+    expect(local.json().message).toMatch(/10\^10/);
+    const named = await signUp(new Client(t.app), {
+      email: email(),
+      name: 'Bartholomew Quixote',
+      password: 'bartholomewquixote2024',
+    });
+    expect(named.json().details.reason).toBe('guessable');
+    const ok = await signUp(new Client(t.app), { email: e, password: 'vivid quartz lantern ocean 57' });
+    expect(ok.statusCode, ok.body).toBe(201);
   });
 
   it('answers 400, not 500, for a NUL in the name or in workspaceId', async () => {

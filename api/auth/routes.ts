@@ -15,7 +15,7 @@ import {
   PASSWORD_MAX_CHARS,
   PASSWORD_MIN_CHARS,
   PASSWORD_PROBLEM_MESSAGES,
-  passwordProblem,
+  passwordVerdict,
 } from './password-policy.ts';
 import { dummyPasswordHash, hashPassword, verifyPassword } from './passwords.ts';
 import { hashSessionToken, newSessionToken, requireSession, sessionCookieName } from './session.ts';
@@ -212,10 +212,14 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
     async (request, reply) => {
       const body = request.body as { email: string; password: string; name?: string };
       await opts.limiter.signUp(request);
-      const problem = passwordProblem(body.password, body.email);
-      if (problem) {
-        throw new ApiError(400, 'PASSWORD_TOO_WEAK', PASSWORD_PROBLEM_MESSAGES[problem], {
-          details: { reason: problem, minLength: PASSWORD_MIN_CHARS },
+      const verdict = passwordVerdict(body.password, body.email, body.name);
+      if (verdict) {
+        const { problem, ...why } = verdict;
+        const message = why.warning
+          ? `${PASSWORD_PROBLEM_MESSAGES[problem]} (${why.warning})`
+          : PASSWORD_PROBLEM_MESSAGES[problem];
+        throw new ApiError(400, 'PASSWORD_TOO_WEAK', message, {
+          details: { reason: problem, minLength: PASSWORD_MIN_CHARS, ...why },
         });
       }
       const passwordHash = await hashPassword(body.password);
@@ -245,12 +249,13 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
     },
     async (request, reply) => {
       const body = request.body as { email: string; password: string };
-      await opts.limiter.signIn(request, body.email);
+      const attempt = await opts.limiter.signIn(request, body.email);
       const credential = await storage.findPasswordCredential(body.email);
       // Unknown email and wrong password run the same Argon2 work and answer the same way.
       const ok = await verifyPassword(body.password, credential?.passwordHash ?? (await dummyPasswordHash()));
       const user = ok && credential ? await storage.getUser(credential.userId) : null;
       if (!user) throw new ApiError(401, 'INVALID_CREDENTIALS', 'Wrong email or password.');
+      await attempt.succeeded(reply);
       await startSession(request, reply, user);
       return { user: await sessionView(user.id) };
     },

@@ -6,18 +6,70 @@
  * Referer headers would keep it.
  */
 
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type AttemptPolicy, type AttemptStore, refundAll, takeAll } from '../attempts.ts';
 import { verifyPassword } from '../auth/passwords.ts';
 import { ApiError } from '../errors.ts';
+import { clientNetwork, limitedFor } from '../ratelimit.ts';
 import type { Storage, Video } from '../storage/types.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The one attempt budget for every route that checks a share password. */
+    shareGuard: ShareGuard;
+  }
+}
+
+/**
+ * Share-password checks, one budget per video whatever the route (unlock, media, thumbnail,
+ * captions, own-media transcription): per client network, and per video across all networks.
+ * Taken before the hash is computed; a correct password gives its attempt back, so viewers who
+ * know it never use the budget up. The per-video ceiling means a botnet can hold a video shut
+ * to strangers for a window; members, and viewers holding an unlock cookie, still get in.
+ */
+export class ShareGuard {
+  readonly #store: AttemptStore;
+  readonly #perNetwork: AttemptPolicy;
+  readonly #perVideo: AttemptPolicy;
+  readonly minChars: number;
+
+  constructor(
+    store: AttemptStore,
+    o: { perNetworkMax: number; perVideoMax: number; windowSec: number; minChars: number },
+  ) {
+    this.#store = store;
+    const windowMs = o.windowSec * 1000;
+    this.#perNetwork = { free: o.perNetworkMax, windowMs, baseLockMs: windowMs, maxLockMs: windowMs };
+    this.#perVideo = { free: o.perVideoMax, windowMs, baseLockMs: windowMs, maxLockMs: windowMs };
+    this.minChars = o.minChars;
+  }
+
+  /** True when `given` is the video's share password; 429 once the video's budget is spent. */
+  async check(request: FastifyRequest, video: Video, given: string): Promise<boolean> {
+    if (video.sharePasswordHash === null) return false;
+    const r = await takeAll(this.#store, [
+      [`share-net:${video.id}:${clientNetwork(request.ip)}`, this.#perNetwork],
+      [`share-video:${video.id}`, this.#perVideo],
+    ]);
+    if (!r.ok)
+      throw limitedFor(r.retryAfterMs, this.#perNetwork.free, 'Too many share-password attempts on this video');
+    const ok = await verifyPassword(given, video.sharePasswordHash);
+    if (ok) await refundAll(this.#store, r.held);
+    return ok;
+  }
+}
 
 /** How long an unlock cookie lasts. */
 export const UNLOCK_TTL_SEC = 3600;
 
 export const shareCookieName = (videoId: string) => `share.${videoId}`;
 
+const VIDEO_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 export async function loadVideo(storage: Storage, id: string): Promise<Video> {
-  const video = await storage.getVideo(id);
+  // Ids we issue are UUIDs; anything else names no video (and PostgreSQL would refuse it as a uuid).
+  const video = VIDEO_ID.test(id) ? await storage.getVideo(id) : null;
   if (!video) throw new ApiError(404, 'VIDEO_NOT_FOUND', 'No video with this id.');
   return video;
 }
@@ -25,6 +77,16 @@ export async function loadVideo(storage: Storage, id: string): Promise<Video> {
 export async function isWorkspaceMember(storage: Storage, request: FastifyRequest, video: Video): Promise<boolean> {
   if (!request.auth || video.workspaceId === null) return false;
   return storage.isMember(request.auth.userId, video.workspaceId);
+}
+
+/** The guest token a guest's video was created with (403 GUEST_TOKEN_INVALID otherwise). */
+export function requireGuestToken(video: Video, token: string): void {
+  const given = Buffer.from(createHash('sha256').update(token).digest('hex'));
+  const ok =
+    video.guestTokenHash !== null &&
+    given.length === video.guestTokenHash.length &&
+    timingSafeEqual(given, Buffer.from(video.guestTokenHash));
+  if (!ok) throw new ApiError(403, 'GUEST_TOKEN_INVALID', 'This guest token is not for this video.');
 }
 
 /** For routes that manage a video: a session (401) in the video's workspace (403). */
@@ -55,7 +117,7 @@ export async function requireViewer(
   if (typeof given !== 'string' || given === '') {
     throw new ApiError(403, 'SHARE_PASSWORD_REQUIRED', 'This video needs its share password (x-share-password).');
   }
-  if (!(await verifyPassword(given, video.sharePasswordHash))) {
+  if (!(await request.server.shareGuard.check(request, video, given))) {
     throw new ApiError(403, 'SHARE_PASSWORD_WRONG', 'Wrong share password.');
   }
   return false;

@@ -18,8 +18,10 @@ import type { MediaFiles } from './files.ts';
 export interface CaptionJobsOptions {
   storage: Storage;
   transcriber: Transcriber;
+  /** Guests' jobs go through this one (api/work-lanes.ts): behind every paid and signed-in job. */
+  guestTranscriber?: Transcriber;
   files: MediaFiles;
-  /** Generations in flight at once in this process (the queue decides how many run). */
+  /** Members' generations in flight at once in this process (guests' are bounded by GuestQuota). */
   maxPending?: number;
   onError?: (err: unknown, videoId: string) => void;
 }
@@ -27,6 +29,7 @@ export interface CaptionJobsOptions {
 export class CaptionJobs {
   readonly #o: CaptionJobsOptions;
   readonly #running = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  #members = 0;
 
   constructor(o: CaptionJobsOptions) {
     this.#o = o;
@@ -36,10 +39,23 @@ export class CaptionJobs {
     return this.#running.size;
   }
 
-  /** Marks the video processing and starts; 409 when it already is, 503 when too many are pending. */
-  async start(video: Video): Promise<void> {
+  /**
+   * Marks the video processing and starts; 409 when it already is, 503 when too many members'
+   * jobs are pending. A guest's job comes with its GuestQuota release, called when it settles
+   * (or at once, when it does not start).
+   */
+  async start(video: Video, guest?: { release(): void }): Promise<void> {
+    try {
+      await this.#start(video, guest);
+    } catch (err) {
+      guest?.release();
+      throw err;
+    }
+  }
+
+  async #start(video: Video, guest?: { release(): void }): Promise<void> {
     if (video.state !== 'ready') throw new ApiError(409, 'MEDIA_NOT_READY', 'The video has no media yet.');
-    if (this.#running.size >= (this.#o.maxPending ?? 32)) {
+    if (!guest && this.#members >= (this.#o.maxPending ?? 32)) {
       throw new ApiError(503, 'QUEUE_FULL', 'Too many caption jobs are pending; try again later.', {
         headers: { 'retry-after': '30' },
       });
@@ -49,7 +65,12 @@ export class CaptionJobs {
       throw new ApiError(409, 'CAPTIONS_IN_PROGRESS', 'Captions are already being generated for this video.');
     }
     const controller = new AbortController();
-    const done = this.#run(video, controller.signal).finally(() => this.#running.delete(video.id));
+    if (!guest) this.#members++;
+    const done = this.#run(video, controller.signal, guest !== undefined).finally(() => {
+      this.#running.delete(video.id);
+      if (guest) guest.release();
+      else this.#members--;
+    });
     this.#running.set(video.id, { controller, done });
   }
 
@@ -71,8 +92,9 @@ export class CaptionJobs {
     await Promise.all([...this.#running.values()].map((j) => j.done));
   }
 
-  async #run(video: Video, signal: AbortSignal): Promise<void> {
-    const { storage, transcriber, files } = this.#o;
+  async #run(video: Video, signal: AbortSignal, guest: boolean): Promise<void> {
+    const { storage, files } = this.#o;
+    const transcriber = guest ? (this.#o.guestTranscriber ?? this.#o.transcriber) : this.#o.transcriber;
     try {
       const transcript = await transcriber.transcribe(
         {

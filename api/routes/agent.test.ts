@@ -267,7 +267,7 @@ describe('POST /api/agent/transcribe (x402 v1)', () => {
     expect(transcriber.calls[0]?.fetchTimeoutMs).toBe(60_000);
   });
 
-  it('lets one payer have one paid request in flight (429 with Retry-After), before the facilitator', async () => {
+  it('lets one payer have one paid request in flight (429 with Retry-After), once verified', async () => {
     const [first, second] = [await signedPayment(), await signedPayment()];
     transcriber.delayMs = 1_000;
     const pending = post({ sourceUrl: SOURCE }, { 'X-PAYMENT': first });
@@ -277,7 +277,8 @@ describe('POST /api/agent/transcribe (x402 v1)', () => {
     expect(busy.status).toBe(429);
     expect(busy.headers.get('retry-after')).toBe('5');
     expect((await json(busy)).code).toBe('TOO_MANY_IN_FLIGHT');
-    expect(facilitator.verifyCalls).toBe(verifies);
+    // Verified before it counted against the payer: a forged header naming them would not.
+    expect(facilitator.verifyCalls).toBe(verifies + 1);
     expect((await pending).status).toBe(200);
     // Refused at the door, the second payment's claim was released: it can be used now.
     transcriber.delayMs = 0;
@@ -507,10 +508,55 @@ describe('POST /api/agent/transcribe admission and facilitator clocks', () => {
       expect(full.statusCode).toBe(503);
       expect(full.headers['retry-after']).toBe('5');
       expect(full.json().code).toBe('SERVICE_BUSY');
-      expect(facilitator.verifyCalls).toBe(1);
+      // Each was verified before it was weighed against the work pool.
+      expect(facilitator.verifyCalls).toBe(3);
       expect((await pending).statusCode).toBe(200);
       transcriber.delayMs = 0;
       expect((await send(t, b, '198.51.100.9')).statusCode).toBe(200);
+    } finally {
+      await t.close();
+      await facilitator.close();
+    }
+  });
+
+  it('keeps forged payments waiting on a slow facilitator out of the work pool and off their victim', async () => {
+    const facilitator = await new LocalFacilitator().start();
+    facilitator.slowRefusalMs = 1_500;
+    const transcriber = new StandInTranscriber();
+    const t = await startTestApp(
+      testConfig({
+        X402_PAY_TO: PAY_TO,
+        X402_FACILITATOR_URL: facilitator.url,
+        RATE_LIMIT_TRANSCRIBE_MAX: '1000',
+        TRANSCRIBE_MAX_PENDING: '4',
+        X402_VERIFY_PER_NETWORK: '1',
+      }),
+      { transcriber, facilitatorTimeoutMs: 5_000 },
+    );
+    try {
+      // Four forged payments naming the victim's wallet in `from` (signatures that do not match),
+      // from four networks, all held by the facilitator.
+      const forged: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        const p = JSON.parse(Buffer.from(await pay(t, payer), 'base64').toString());
+        p.payload.authorization.validBefore = String(Number(p.payload.authorization.validBefore) - 1);
+        forged.push(Buffer.from(JSON.stringify(p)).toString('base64'));
+      }
+      const held = forged.map((h, i) => send(t, h, `192.0.2.${i + 1}`));
+      await expect.poll(() => facilitator.verifyCalls).toBe(4);
+      // A fifth from a network already verifying one waits its turn at the door: 429.
+      const extra = JSON.parse(Buffer.from(await pay(t, other), 'base64').toString());
+      extra.payload.authorization.validBefore = String(Number(extra.payload.authorization.validBefore) - 1);
+      const bounced = await send(t, Buffer.from(JSON.stringify(extra)).toString('base64'), '192.0.2.1');
+      expect(bounced.statusCode).toBe(429);
+      // The victim's own payment is admitted at once and done.
+      const honest = await send(t, await pay(t, payer), '198.51.100.20');
+      expect(honest.statusCode, honest.body).toBe(200);
+      for (const res of await Promise.all(held)) {
+        expect(res.statusCode).toBe(402);
+        expect(res.json().code).toBe('PAYMENT_INVALID');
+      }
+      expect(transcriber.calls).toHaveLength(1);
     } finally {
       await t.close();
       await facilitator.close();

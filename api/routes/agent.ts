@@ -44,6 +44,11 @@ export interface AgentOptions {
   /** Our bound on each facilitator call (verify, settle). */
   facilitatorTimeoutMs: number;
   admission: Admission;
+  /**
+   * Facilitator verifications in flight, per client network and in total: outside the work
+   * pool, so unverified (forged) payments never hold a work slot or count against a payer.
+   */
+  verifications: { admission: Admission; perNetworkMax: number };
 }
 
 export async function agentRoutes(app: FastifyInstance, opts: AgentOptions): Promise<void> {
@@ -106,10 +111,21 @@ export async function agentRoutes(app: FastifyInstance, opts: AgentOptions): Pro
       // Held until the authorization expires: after that the chain refuses it anyway.
       const claim = await nonceLock.acquire(id, (validBefore - nowSec + 60) * 1000);
       if (!claim) throw new ApiError(409, 'PAYMENT_REPLAYED', 'This payment has already been used or is in use.');
-      // Before the facilitator or the queue: a payer or a network already in flight, or a full
-      // queue, gets an immediate answer instead of a place behind work that may never pay.
+      // Verified first, in a pool of its own bounded per network (429) and in total (503): a
+      // forged payment waiting on a slow facilitator holds no work slot, and the `from` it
+      // names counts against nobody until the facilitator has vouched for it.
       let leave: () => void;
       try {
+        const leaveVerify = opts.verifications.admission.enter([
+          { key: `verify-ip:${clientNetwork(request.ip)}`, max: opts.verifications.perNetworkMax },
+        ]);
+        try {
+          await verifyOrThrow(facilitator, payment, requirements, opts.facilitatorTimeoutMs, request);
+        } finally {
+          leaveVerify();
+        }
+        // Then the work pool: a payer or a network already in flight, or a full queue, gets an
+        // immediate answer instead of a place behind work that may never pay.
         leave = opts.admission.enter([
           { key: `payer:${payment.payload.authorization.from.toLowerCase()}`, max: config.admission.perCallerMax },
           { key: `ip:${clientNetwork(request.ip)}`, max: config.admission.perCallerMax },
@@ -122,7 +138,6 @@ export async function agentRoutes(app: FastifyInstance, opts: AgentOptions): Pro
       let settled = false;
       let keepClaim = false;
       try {
-        await verifyOrThrow(facilitator, payment, requirements, opts.facilitatorTimeoutMs, request);
         // The work gets what the advertised terms promise, less the time kept for settling,
         // whatever the origin's pace or the fetcher's own (much longer) clocks.
         const workMs = Math.max(1, (Math.min(validBefore - nowSec, x.maxTimeoutSeconds) - margin / 2) * 1000);

@@ -48,6 +48,8 @@ const projectJson = (p: Project) => ({
   createdAt: p.createdAt.toISOString(),
 });
 
+const UNTITLED = 'Untitled project';
+
 export async function projectRoutes(
   app: FastifyInstance,
   o: DataPlaneOptions & { mediaHosts: readonly string[]; sourcePorts: readonly number[] },
@@ -109,12 +111,12 @@ export async function projectRoutes(
       schema: {
         operationId: 'createProject',
         tags: ['projects'],
-        summary: "Create a project whose first clip is media on the service's own media hosts.",
+        summary:
+          "Create a project; every field is optional (the seed's table). A sourceUrl, when given, is its first clip and must be on the service's own media hosts.",
         security: sessionSecurity,
         headers: csrfHeader,
         body: {
           type: 'object',
-          required: ['title', 'sourceUrl'],
           additionalProperties: false,
           properties: {
             title: { type: 'string', minLength: 1, maxLength: 300 },
@@ -124,34 +126,38 @@ export async function projectRoutes(
             workspaceId: { type: 'string', maxLength: 64, description: 'Default: the active workspace' },
           },
         },
-        response: { 201: projectSchema, 400: errorRef, 401: errorRef, 403: errorRef, 404: errorRef, 410: errorRef },
+        response: { 200: projectSchema, 400: errorRef, 401: errorRef, 403: errorRef, 404: errorRef, 410: errorRef },
       },
     },
-    async (request, reply) => {
+    async (request) => {
       const body = request.body as {
-        title: string;
-        sourceUrl: string;
+        title?: string;
+        sourceUrl?: string;
         duration?: number;
         clipTitle?: string;
         workspaceId?: string;
       };
       const workspaceId = await listWorkspace(storage, request, body.workspaceId);
-      const own = await resolveOwnMedia(o, body.sourceUrl);
-      if (own) await requireViewer(storage, request, own.video);
-      else checkMediaHostUrl(body.sourceUrl, o.mediaHosts, { allowedPorts: o.sourcePorts });
+      const clips: Project['clips'] = [];
+      let title = body.title;
+      if (body.sourceUrl !== undefined) {
+        const own = await resolveOwnMedia(o, body.sourceUrl);
+        if (own) await requireViewer(storage, request, own.video);
+        else checkMediaHostUrl(body.sourceUrl, o.mediaHosts, { allowedPorts: o.sourcePorts });
+        title ??= body.clipTitle ?? own?.video.title;
+        clips.push({
+          sourceUrl: body.sourceUrl,
+          durationSec: body.duration ?? own?.video.durationSec ?? 0,
+          title: body.clipTitle ?? own?.video.title ?? title ?? UNTITLED,
+        });
+      }
       const project = await storage.createProject({
         workspaceId,
         ownerId: request.auth!.userId,
-        title: body.title,
-        clips: [
-          {
-            sourceUrl: body.sourceUrl,
-            durationSec: body.duration ?? own?.video.durationSec ?? 0,
-            title: body.clipTitle ?? own?.video.title ?? body.title,
-          },
-        ],
+        title: title ?? UNTITLED,
+        clips,
       });
-      reply.code(201);
+      // 200, as the seed's table has it.
       return projectJson(project);
     },
   );

@@ -10,17 +10,19 @@
  */
 
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { statfs, writeFile } from 'node:fs/promises';
 import { FileStore } from '@tus/file-store';
 import { Server as TusServer } from '@tus/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { extractThumbnail, mediaContentType, probeMedia } from '../../engine/index.ts';
 import { requireSession } from '../auth/session.ts';
 import { ApiError } from '../errors.ts';
-import { loadVideo, requireMember } from '../media/access.ts';
+import { loadVideo, requireGuestToken, requireMember } from '../media/access.ts';
 import { sniffImage } from '../media/files.ts';
-import { extractThumbnail, mediaContentType, probeMedia } from '../media/probe.ts';
+import { clientNetwork } from '../ratelimit.ts';
 import { csrfHeader, errorRef } from '../schemas.ts';
 import type { Video } from '../storage/types.ts';
+import type { GuestQuota, GuestUploads } from '../work-lanes.ts';
 import {
   type DataPlaneOptions,
   deletedSchema,
@@ -43,6 +45,16 @@ export interface UploadOptions extends DataPlaneOptions {
   authSecret: string;
   maxUploadBytes: number;
   uploadTtlSec: number;
+  /** Bounds guests' caption work (per network, in total, by jobs and audio seconds, and length). */
+  guestQuota: GuestQuota;
+  /** Bounds guests' unfinished uploads (per network and in total, by count and bytes). */
+  guestUploads: GuestUploads;
+  /** TUS cap per guest upload (below maxUploadBytes). */
+  guestMaxUploadBytes: number;
+  /** Free bytes the media disk keeps: below it new uploads and their bytes get 507. */
+  diskFloorBytes: number;
+  /** A guest's video is removed this long after it was created. */
+  guestVideoTtlSec: number;
 }
 
 const hash = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -78,10 +90,7 @@ async function requireUploader(
   guestToken: string | undefined,
 ): Promise<void> {
   if (guestToken !== undefined) {
-    const ok =
-      video.guestTokenHash !== null &&
-      timingSafeEqual(Buffer.from(hash(guestToken)), Buffer.from(video.guestTokenHash));
-    if (!ok) throw new ApiError(403, 'GUEST_TOKEN_INVALID', 'This guest token is not for this video.');
+    requireGuestToken(video, guestToken);
     return;
   }
   if (video.workspaceId === null)
@@ -115,11 +124,21 @@ export async function uploadRoutes(
   o: UploadOptions,
 ): Promise<{ sweep(now?: Date): Promise<number> }> {
   const { storage, files } = o;
+  /** Free bytes on the media disk are below the floor: refuse before writing more. */
+  const diskLow = async (): Promise<boolean> => {
+    const fs = await statfs(files.uploadsDir).catch(() => null);
+    return fs !== null && fs.bavail * fs.bsize < o.diskFloorBytes;
+  };
   const store = new FileStore({ directory: files.uploadsDir, expirationPeriodInMilliseconds: o.uploadTtlSec * 1000 });
   const tus = new TusServer({
     path: TUS_PATH,
     datastore: store,
-    maxSize: o.maxUploadBytes,
+    // Each upload's own cap, set at init (smaller for guests); the global one when unknown.
+    async maxSize(req) {
+      const id = verifyUploadToken(o.authSecret, req.headers.get(TOKEN_HEADER));
+      const record = id === null ? null : await storage.getUpload(id);
+      return Math.min(record?.maxBytes ?? o.maxUploadBytes, o.maxUploadBytes);
+    },
     relativeLocation: true,
     // Finished uploads belong to their video: only `abort` (or a video delete) removes them.
     disableTerminationForFinishedUploads: true,
@@ -133,6 +152,9 @@ export async function uploadRoutes(
       // One upload per token: the file is created once, then only resumed.
       if (req.method === 'POST' && (await files.uploadedBytes(id)) !== null) {
         throw tusError(409, 'UPLOAD_EXISTS: resume it with HEAD/PATCH at its URL\n');
+      }
+      if ((req.method === 'POST' || req.method === 'PATCH') && (await diskLow())) {
+        throw tusError(507, 'INSUFFICIENT_STORAGE: the media disk is nearly full; retry later\n');
       }
     },
   });
@@ -260,15 +282,21 @@ export async function uploadRoutes(
             title: { type: 'string', minLength: 1, maxLength: 300 },
           },
         },
-        response: { 201: initResponse, 400: errorRef, 401: errorRef, 403: errorRef, 429: errorRef },
+        response: { 200: initResponse, 400: errorRef, 401: errorRef, 403: errorRef, 429: errorRef, 507: errorRef },
       },
     },
-    async (request, reply) => {
+    async (request) => {
       const body = (request.body ?? {}) as { workspaceId?: string; title?: string };
       const hostedVideoId = randomBytes(16).toString('hex');
       const title = body.title ?? `Recording ${new Date().toISOString().slice(0, 16).replace('T', ' ')}`;
+      if (await diskLow()) {
+        throw new ApiError(507, 'INSUFFICIENT_STORAGE', 'The media disk is nearly full; retry later.', {
+          headers: { 'retry-after': '300' },
+        });
+      }
       let guestToken: string | undefined;
       let video: Video;
+      const maxBytes = request.auth ? o.maxUploadBytes : Math.min(o.guestMaxUploadBytes, o.maxUploadBytes);
       if (request.auth) {
         const workspaceId = await listWorkspace(storage, request, body.workspaceId);
         video = await storage.createVideo({
@@ -281,19 +309,31 @@ export async function uploadRoutes(
       } else {
         if (body.workspaceId !== undefined)
           throw new ApiError(401, 'UNAUTHENTICATED', 'Sign in to upload to a workspace.');
+        // Reserved before anything is written: past a guest bound, nothing is created.
+        o.guestUploads.open(hostedVideoId, clientNetwork(request.ip), maxBytes);
         guestToken = randomBytes(32).toString('base64url');
         // A guest has no workspace to watch it from: the recording is shared by its link.
-        video = await storage.createVideo({
-          title,
-          origin: 'upload',
-          hostedVideoId,
-          visibility: 'public',
-          guestTokenHash: hash(guestToken),
-        });
+        video = await storage
+          .createVideo({
+            title,
+            origin: 'upload',
+            hostedVideoId,
+            visibility: 'public',
+            guestTokenHash: hash(guestToken),
+          })
+          .catch((err: unknown) => {
+            o.guestUploads.close(hostedVideoId);
+            throw err;
+          });
       }
       const expiresAt = new Date(Date.now() + o.uploadTtlSec * 1000);
-      await storage.createUpload({ id: hostedVideoId, videoId: video.id, maxBytes: o.maxUploadBytes, expiresAt });
-      reply.code(201);
+      await storage
+        .createUpload({ id: hostedVideoId, videoId: video.id, maxBytes, expiresAt })
+        .catch((err: unknown) => {
+          o.guestUploads.close(hostedVideoId);
+          throw err;
+        });
+      // 200, as the seed's endpoint table has it (the upload is a TUS resource of its own).
       return {
         videoId: video.id,
         hostedVideoId,
@@ -303,7 +343,7 @@ export async function uploadRoutes(
           endpoint: `${o.publicUrl}${TUS_PATH}`,
           headers: { [TOKEN_HEADER]: signUploadToken(o.authSecret, hostedVideoId, expiresAt) },
           expiresAt: expiresAt.toISOString(),
-          maxBytes: o.maxUploadBytes,
+          maxBytes,
         },
       };
     },
@@ -345,6 +385,7 @@ export async function uploadRoutes(
           409: errorRef,
           413: errorRef,
           422: errorRef,
+          429: errorRef,
         },
       },
     },
@@ -374,30 +415,55 @@ export async function uploadRoutes(
       }
       const signal = AbortSignal.any([closeSignal(reply), AbortSignal.timeout(120_000)]);
       const info = await probeMedia(files.uploadPath(video.hostedVideoId), { signal });
-      if (!(await storage.completeUpload(upload.id))) {
-        throw new ApiError(409, 'UPLOAD_ALREADY_COMPLETE', 'Already completed.');
+      if (info === null) {
+        throw new ApiError(422, 'MEDIA_INVALID', 'The upload is not an audio or video file ffmpeg can read.');
       }
-      const bytes = await files.adopt(video.hostedVideoId, video.id);
-      let hasThumbnail = false;
-      if (thumbnail) {
-        await writeFile(files.thumbnailPath(video.id), thumbnail);
-        hasThumbnail = true;
-      } else if (info.hasVideo) {
-        hasThumbnail = await extractThumbnail(files.mediaPath(video.id), files.thumbnailPath(video.id), {
-          signal,
-        }).catch(() => false);
-      }
-      const ready = await storage.updateVideo(video.id, {
-        state: 'ready',
-        durationSec: info.durationSec ?? body.duration ?? null,
-        mediaBytes: bytes,
-        mediaType: mediaContentType(info),
-        hasThumbnail,
-      });
-      if (!ready) throw new ApiError(404, 'VIDEO_NOT_FOUND', 'The video was deleted meanwhile.');
-      if (info.hasAudio) {
-        // Captions are a follow-up: a full queue leaves them at none, which POST captions can retry.
-        await o.jobs.start(ready).catch((err: unknown) => request.log.warn({ err }, 'captions not started'));
+      // A guest's captions are admitted before the upload is marked complete: past a bound the
+      // guest gets 429 (or 413 for a recording longer than guests may have) and may complete
+      // again later, rather than a finished video that silently never gets captions. A length
+      // the container does not state counts as the longest a guest may have.
+      const guestRelease =
+        video.guestTokenHash !== null && info.hasAudio
+          ? o.guestQuota.enter(
+              clientNetwork(request.ip),
+              info.durationSec ?? body.duration ?? o.guestQuota.maxDurationSec,
+            )
+          : undefined;
+      let ready: Video | null;
+      try {
+        if (!(await storage.completeUpload(upload.id))) {
+          throw new ApiError(409, 'UPLOAD_ALREADY_COMPLETE', 'Already completed.');
+        }
+        o.guestUploads.close(upload.id);
+        const bytes = await files.adopt(video.hostedVideoId, video.id);
+        let hasThumbnail = false;
+        if (thumbnail) {
+          await writeFile(files.thumbnailPath(video.id), thumbnail);
+          hasThumbnail = true;
+        } else if (info.hasVideo) {
+          hasThumbnail = await extractThumbnail(files.mediaPath(video.id), files.thumbnailPath(video.id), {
+            signal,
+          }).catch(() => false);
+        }
+        ready = await storage.updateVideo(video.id, {
+          state: 'ready',
+          durationSec: info.durationSec ?? body.duration ?? null,
+          mediaBytes: bytes,
+          mediaType: mediaContentType(info),
+          hasThumbnail,
+        });
+        if (!ready) throw new ApiError(404, 'VIDEO_NOT_FOUND', 'The video was deleted meanwhile.');
+        if (info.hasAudio) {
+          // A member's captions are a follow-up: a full queue leaves them at none, which POST
+          // captions can retry. A guest's were admitted above.
+          await o.jobs
+            .start(ready, guestRelease ? { release: guestRelease } : undefined)
+            .catch((err: unknown) => request.log.warn({ err }, 'captions not started'));
+        }
+      } catch (err) {
+        // The job, once started, holds the release; before that it is ours to give back.
+        guestRelease?.();
+        throw err;
       }
       return videoJson((await storage.getVideo(video.id)) ?? ready, o.mediaOrigin);
     },
@@ -427,6 +493,7 @@ export async function uploadRoutes(
           'The upload is complete; DELETE /api/videos/{id} removes the video.',
         );
       }
+      o.guestUploads.close(video.hostedVideoId);
       return deleteVideoEverywhere(o, video);
     },
   );
@@ -491,11 +558,22 @@ export async function uploadRoutes(
       for (;;) {
         const expired = await storage.listExpiredUploads(now, 100);
         for (const u of expired) {
+          o.guestUploads.close(u.id);
           const video = await storage.getVideo(u.videoId);
           if (video) await deleteVideoEverywhere(o, video);
           removed++;
         }
-        if (expired.length < 100) return removed;
+        if (expired.length < 100) break;
+      }
+      // Guests' videos do not stay for ever: nobody can manage them but the token's holder.
+      for (;;) {
+        const old = await storage.listGuestVideosBefore(new Date(now.getTime() - o.guestVideoTtlSec * 1000), 100);
+        for (const video of old) {
+          o.guestUploads.close(video.hostedVideoId);
+          await deleteVideoEverywhere(o, video);
+          removed++;
+        }
+        if (old.length < 100) return removed;
       }
     },
   };

@@ -159,10 +159,22 @@ describe('videos, captions gates and projects', () => {
     it('gets, patches and deletes with 400/401/403/404 gates', async () => {
       const v = await makeVideo();
       expect((await alice.request({ url: `/api/videos/${v.id}` })).json()).toMatchObject({ id: v.id, title: 'A talk' });
-      expect((await alice.request({ url: '/api/videos/not-a-uuid' })).json()).toMatchObject({
-        statusCode: 400,
-        code: 'VALIDATION_FAILED',
-      });
+      // Ids are opaque: a shape we never issue names no video (the seed's 404), within a length cap.
+      for (const id of ['not-a-uuid', 'does-not-exist-0000', `${randomUUID().toUpperCase()}`, "x'--", 'a%20b']) {
+        for (const method of ['GET', 'PATCH', 'DELETE'] as const) {
+          const res = await alice.request({
+            method,
+            url: `/api/videos/${id}`,
+            csrf: method !== 'GET',
+            ...(method === 'PATCH' ? { payload: { title: 'x' } } : {}),
+          });
+          expect(res.json(), `${method} ${id}`).toMatchObject({ statusCode: 404, code: 'VIDEO_NOT_FOUND' });
+        }
+        expect((await alice.request({ url: `/api/videos/${id}/captions` })).statusCode).toBe(404);
+      }
+      expect((await alice.request({ url: `/api/videos/${'a'.repeat(129)}` })).statusCode).toBe(414);
+      // Control characters are refused in every string, ids included (the schema's 400).
+      expect((await alice.request({ url: '/api/videos/a%00b' })).json().code).toBe('VALIDATION_FAILED');
       expect((await alice.request({ url: `/api/videos/${randomUUID()}` })).json()).toMatchObject({
         statusCode: 404,
         code: 'VIDEO_NOT_FOUND',
@@ -389,7 +401,7 @@ describe('videos, captions gates and projects', () => {
       });
       expect((await anon.request({ url: `/api/videos/${none.id}/captions?inline=1` })).statusCode).toBe(404);
       expect((await anon.request({ url: `/api/videos/${randomUUID()}/captions` })).json().code).toBe('VIDEO_NOT_FOUND');
-      expect((await anon.request({ url: '/api/videos/xyz/captions' })).statusCode).toBe(400);
+      expect((await anon.request({ url: '/api/videos/xyz/captions' })).statusCode).toBe(404);
       expect((await anon.request({ url: `/api/videos/${none.id}/captions?format=json` })).statusCode).toBe(400);
       expect((await anon.request({ url: `/api/videos/${none.id}/captions?inline=true` })).statusCode).toBe(400);
     });
@@ -553,7 +565,7 @@ describe('videos, captions gates and projects', () => {
         csrf: true,
         payload: { title: 'Cut', sourceUrl: own, duration: 12.5, clipTitle: 'Intro', workspaceId: aliceWs },
       });
-      expect(created.statusCode, created.body).toBe(201);
+      expect(created.statusCode, created.body).toBe(200);
       expect(created.json()).toMatchObject({
         title: 'Cut',
         workspaceId: aliceWs,
@@ -561,17 +573,36 @@ describe('videos, captions gates and projects', () => {
       });
       const listed = await alice.request({ url: '/api/projects' });
       expect(listed.json()).toEqual({ projects: [created.json()], nextCursor: null });
+
       const media = await alice.request({
         method: 'POST',
         url: '/api/projects',
         csrf: true,
         payload: { title: 'M', sourceUrl: 'https://cdn.media.example.test/a.mp4' },
       });
-      expect(media.statusCode).toBe(201);
+      expect(media.statusCode).toBe(200);
+      // Every field is optional (the seed's table); the body itself is not.
+      const titled = await alice.request({
+        method: 'POST',
+        url: '/api/projects',
+        csrf: true,
+        payload: { title: 'Only' },
+      });
+      expect(titled.statusCode, titled.body).toBe(200);
+      expect(titled.json()).toMatchObject({ title: 'Only', workspaceId: aliceWs, clips: [] });
+      const bare = await alice.request({ method: 'POST', url: '/api/projects', csrf: true, payload: {} });
+      expect(bare.json()).toMatchObject({ title: 'Untitled project', clips: [] });
+      const fromClip = await alice.request({
+        method: 'POST',
+        url: '/api/projects',
+        csrf: true,
+        payload: { sourceUrl: own },
+      });
+      expect(fromClip.json()).toMatchObject({ title: 'A talk', clips: [{ sourceUrl: own, title: 'A talk' }] });
 
       for (const [payload, status, code] of [
         [undefined, 400, 'VALIDATION_FAILED'],
-        [{ title: 'x' }, 400, 'VALIDATION_FAILED'],
+        [{ title: 'x', extra: 1 }, 400, 'VALIDATION_FAILED'],
         [{ title: 'x', sourceUrl: 'https://evil.example.com/a.mp4' }, 400, 'SOURCE_HOST_NOT_ALLOWED'],
         [{ title: 'x', sourceUrl: 'http://media.example.test/a.mp4' }, 400, 'SOURCE_SCHEME_NOT_ALLOWED'],
         [{ title: 'x', sourceUrl: 'not a url' }, 400, 'SOURCE_URL_INVALID'],

@@ -7,10 +7,10 @@
 
 import send from '@fastify/send';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { hashPassword, verifyPassword } from '../auth/passwords.ts';
+import { hashPassword } from '../auth/passwords.ts';
 import { requireSession } from '../auth/session.ts';
 import { ApiError } from '../errors.ts';
-import { loadVideo, requireMember, setUnlockCookie } from '../media/access.ts';
+import { loadVideo, requireGuestToken, requireMember, setUnlockCookie } from '../media/access.ts';
 import type { CaptionJobs } from '../media/caption-jobs.ts';
 import type { MediaFiles } from '../media/files.ts';
 import { csrfHeader, errorRef } from '../schemas.ts';
@@ -33,7 +33,10 @@ export const uuidPattern = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-
 export const idParams = {
   type: 'object',
   required: ['id'],
-  properties: { id: { type: 'string', pattern: uuidPattern, description: 'Video id (UUID)' } },
+  // Opaque to clients (the seed's contract): any shape that names no video is 404, not 400;
+  // only the length is capped (Fastify's router answers 414 past 100). loadVideo keeps shapes we
+  // never issue away from the database.
+  properties: { id: { type: 'string', minLength: 1, maxLength: 100, description: 'Video id (opaque)' } },
 } as const;
 export const sessionSecurity = [{ sessionCookie: [] }];
 
@@ -128,7 +131,9 @@ export function decodeCursor(raw: string, sortBy: string): { at: Date; id: strin
   try {
     const [s, at, id] = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown[];
     const date = new Date(at as string);
-    if (s === sortBy && typeof id === 'string' && id.length <= 64 && !Number.isNaN(date.getTime())) {
+    const year = date.getUTCFullYear();
+    // Only what we issue: a UUID, and a date PostgreSQL can compare (a forged one is a 400, not a 500).
+    if (s === sortBy && typeof id === 'string' && new RegExp(uuidPattern).test(id) && year >= 1970 && year <= 9999) {
       return { at: date, id };
     }
   } catch {}
@@ -198,6 +203,8 @@ export async function sendFile(
     etag: true,
     lastModified: true,
     dotfiles: 'allow',
+    // send's default is `public, max-age=0`; every file here is behind a gate (app's privateByDefault).
+    cacheControl: false,
   });
   if (result.type === 'error') {
     const status = (result.metadata.error as { status?: number }).status ?? 500;
@@ -214,6 +221,7 @@ export async function sendFile(
   // send's own type is from the file name, and ours have none.
   if (result.statusCode === 200 || result.statusCode === 206)
     for (const [k, v] of Object.entries(headers)) reply.header(k, v);
+  else if (headers['cache-control']) reply.header('cache-control', headers['cache-control']);
   return reply.send(result.stream);
 }
 
@@ -338,7 +346,12 @@ export async function videoRoutes(app: FastifyInstance, o: DataPlaneOptions): Pr
             folderId: { type: ['string', 'null'], pattern: uuidPattern },
             starred: { type: 'boolean' },
             visibility: { type: 'string', enum: ['public', 'private'] },
-            sharePassword: { type: ['string', 'null'], minLength: 4, maxLength: 256, description: 'null removes it' },
+            sharePassword: {
+              type: ['string', 'null'],
+              minLength: 1,
+              maxLength: 256,
+              description: 'null removes it; at least SHARE_PASSWORD_MIN_CHARS (default 8) characters',
+            },
             shareExpiresAt: { type: ['string', 'null'], format: 'date-time', description: 'null: never' },
           },
         },
@@ -363,6 +376,18 @@ export async function videoRoutes(app: FastifyInstance, o: DataPlaneOptions): Pr
         patch.folderId = body.folderId;
       }
       if (body.sharePassword !== undefined) {
+        const minChars = request.server.shareGuard.minChars;
+        // Counted in code points, as people count characters; the guard's budget is what this length resists.
+        if (body.sharePassword !== null && [...body.sharePassword].length < minChars) {
+          throw new ApiError(
+            400,
+            'SHARE_PASSWORD_TOO_SHORT',
+            `A share password needs at least ${minChars} characters.`,
+            {
+              details: { minLength: minChars },
+            },
+          );
+        }
         patch.sharePasswordHash = body.sharePassword === null ? null : await hashPassword(body.sharePassword);
       }
       if (body.shareExpiresAt !== undefined) {
@@ -378,21 +403,35 @@ export async function videoRoutes(app: FastifyInstance, o: DataPlaneOptions): Pr
   app.delete(
     '/api/videos/:id',
     {
-      onRequest: requireSession,
-      preHandler: app.csrfProtection,
+      // A guest deletes their own recording with its guest token (a header a cross-site form
+      // cannot send, and no cookie): neither a session nor CSRF applies to them.
+      onRequest: async (request, reply) => {
+        if (request.headers['x-guest-token'] === undefined) await requireSession(request, reply);
+      },
+      preHandler: (request, reply, done) =>
+        request.headers['x-guest-token'] !== undefined ? done() : app.csrfProtection(request, reply, done),
       schema: {
         operationId: 'deleteVideo',
         tags: ['videos'],
-        summary: 'Delete the video, its media and its captions; says what was removed.',
+        summary:
+          "Delete the video, its media and its captions; says what was removed. A guest's video: with its x-guest-token.",
         security: sessionSecurity,
-        headers: csrfHeader,
+        headers: {
+          type: 'object',
+          properties: {
+            ...csrfHeader.properties,
+            'x-guest-token': { type: 'string', minLength: 16, maxLength: 128, description: 'Guests: from init' },
+          },
+        },
         params: idParams,
         response: { 200: deletedSchema, 400: errorRef, 401: errorRef, 403: errorRef, 404: errorRef },
       },
     },
     async (request) => {
       const video = await loadVideo(storage, (request.params as { id: string }).id);
-      await requireMember(storage, request, video);
+      const guestToken = request.headers['x-guest-token'];
+      if (typeof guestToken === 'string') requireGuestToken(video, guestToken);
+      else await requireMember(storage, request, video);
       return deleteVideoEverywhere(o, video);
     },
   );
@@ -424,8 +463,9 @@ export async function videoRoutes(app: FastifyInstance, o: DataPlaneOptions): Pr
           429: errorRef,
         },
       },
-      // Each attempt is an Argon2 verification: a small budget of its own against guessing.
-      config: { rateLimitMax: 10, rateLimitPolicy: 'unlock' },
+      // Guessing is bounded per video by the share guard (api/media/access.ts), shared with every
+      // route that takes the password; this only bounds the requests themselves.
+      config: { rateLimitPolicy: 'unlock' },
     },
     async (request, reply) => {
       const video = await loadVideo(storage, (request.params as { id: string }).id);
@@ -434,7 +474,7 @@ export async function videoRoutes(app: FastifyInstance, o: DataPlaneOptions): Pr
         throw new ApiError(410, 'SHARE_EXPIRED', 'This share link has expired.');
       }
       const { password } = request.body as { password: string };
-      if (video.sharePasswordHash === null || !(await verifyPassword(password, video.sharePasswordHash))) {
+      if (video.sharePasswordHash === null || !(await request.server.shareGuard.check(request, video, password))) {
         throw new ApiError(403, 'SHARE_PASSWORD_WRONG', 'Wrong share password.');
       }
       return { unlockedUntil: setUnlockCookie(reply, video, o.secure).toISOString() };

@@ -731,6 +731,14 @@ export class SqlStorage implements Storage {
     return rows.map(toUpload);
   }
 
+  async listGuestVideosBefore(before: Date, limit: number): Promise<Video[]> {
+    const rows = await this.#db.query<VideoRow>(
+      'SELECT * FROM videos WHERE guest_token_hash IS NOT NULL AND created_at < $1 ORDER BY created_at LIMIT $2',
+      [before, limit],
+    );
+    return rows.map(toVideo);
+  }
+
   close(): Promise<void> {
     return this.#db.close();
   }

@@ -245,6 +245,8 @@ export interface Storage {
   completeUpload(id: string, at?: Date): Promise<boolean>;
   /** Uploads that are not complete and expired before `now`. */
   listExpiredUploads(now: Date, limit: number): Promise<UploadRecord[]>;
+  /** Guests' videos (no workspace, a guest token) created before `before`, oldest first. */
+  listGuestVideosBefore(before: Date, limit: number): Promise<Video[]>;
 
   close(): Promise<void>;
 }

@@ -14,6 +14,7 @@ import {
   type TestApp,
   testConfig,
 } from '../testing/harness.ts';
+import { MCP_PROTOCOL_VERSIONS } from './facts.ts';
 
 const TOOL_NAMES = [
   'health_check',
@@ -203,6 +204,31 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
     expect(res.headers.get('ratelimit-limit')).toBe('1000');
     expect(res.headers.get('ratelimit')).toMatch(/^"default";r=\d+;t=\d+$/);
     expect(((await res.json()) as { result: { protocolVersion: string } }).result.protocolVersion).toBe('2025-06-18');
+  });
+
+  it.each(['2025-11-25', '2024-11-05', '1999-01-01'])(
+    'answers an initialize asking for %s with a revision the documents list',
+    async (asked) => {
+      const res = await fetch(new URL('/mcp', base), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: asked, capabilities: {}, clientInfo: { name: 'curl', version: '1' } },
+        }),
+      });
+      expect(res.status).toBe(200);
+      const { result } = (await res.json()) as { result: { protocolVersion: string } };
+      expect(MCP_PROTOCOL_VERSIONS).toContain(result.protocolVersion);
+      expect(result.protocolVersion).toBe('2025-06-18');
+    },
+  );
+
+  it('negotiates a listed revision with the SDK client asking for its newest', async () => {
+    const { client } = await connect();
+    expect((await client.listTools()).tools.length).toBeGreaterThan(0);
   });
 
   describe('/mcp/docs', () => {

@@ -21,7 +21,7 @@ import { ApiError } from '../errors.ts';
 import { errorResponses } from '../schemas.ts';
 import { DOCS_TOOLS } from './docs-tools.ts';
 import type { DocumentSet } from './documents.ts';
-import { MCP_DOCS_PATH, MCP_PATH, SERVICE_TITLE, SERVICE_VERSION } from './facts.ts';
+import { MCP_DOCS_PATH, MCP_PATH, MCP_PROTOCOL_VERSIONS, SERVICE_TITLE, SERVICE_VERSION } from './facts.ts';
 import type { RouteTable } from './route-table.ts';
 import { callTool, TOOLS, type ToolDefinition, type ToolResult, toolDefinition, toolError } from './tools.ts';
 
@@ -153,6 +153,24 @@ function listed(d: ToolDefinition) {
 
 const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'];
 
+/**
+ * The SDK's server answers any revision it knows itself (newer ones included) and its newest
+ * otherwise; we negotiate only the revisions our documents list. An `initialize` asking for
+ * another is answered with our newest, which the spec lets the client accept or leave.
+ */
+function offerOurVersions(body: unknown): unknown {
+  const ours: readonly string[] = MCP_PROTOCOL_VERSIONS;
+  const fix = (msg: unknown): unknown => {
+    const m = msg as { method?: unknown; params?: { protocolVersion?: unknown } } | null;
+    if (m?.method !== 'initialize' || typeof m.params !== 'object' || m.params === null) return msg;
+    const asked = m.params.protocolVersion;
+    return typeof asked === 'string' && ours.includes(asked)
+      ? msg
+      : { ...m, params: { ...m.params, protocolVersion: ours[0] } };
+  };
+  return Array.isArray(body) ? body.map(fix) : fix(body);
+}
+
 async function serveMcp(server: Server, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
@@ -174,7 +192,10 @@ async function serveMcp(server: Server, request: FastifyRequest, reply: FastifyR
       if (typeof v === 'string') headers.set(name, v);
     }
     const webRequest = new Request(`http://localhost${request.routeOptions.url}`, { method: 'POST', headers });
-    const res = await Promise.race([transport.handleRequest(webRequest, { parsedBody: request.body }), gone]);
+    const res = await Promise.race([
+      transport.handleRequest(webRequest, { parsedBody: offerOurVersions(request.body) }),
+      gone,
+    ]);
     if (res === null) {
       // The client went away: nothing to answer; closing the server aborts the running tools.
       return reply.hijack();

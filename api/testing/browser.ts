@@ -12,10 +12,10 @@ import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { REPO_ROOT } from '../../test-support/fixtures.ts';
+import { JFK_MP3 } from '../../test-support/media.ts';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** A real recording shipped with whisper.cpp's sources (in node_modules), not a shared fixture. */
-export const JFK_MP3 = join(REPO_ROOT, 'node_modules/nodejs-whisper/cpp/whisper.cpp/samples/jfk.mp3');
 
 const run = promisify(execFile);
 

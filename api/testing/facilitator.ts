@@ -40,6 +40,8 @@ export class LocalFacilitator {
   failSettle: string | null = null;
   /** When set, that endpoint reads the request and never answers (a facilitator that hangs). */
   hang: 'verify' | 'settle' | null = null;
+  /** When set, a /verify that refuses answers only after this many ms (slow on forged payments). */
+  slowRefusalMs = 0;
   #server: Server | undefined;
   url = '';
 
@@ -59,6 +61,9 @@ export class LocalFacilitator {
         if (req.method === 'POST' && req.url === '/verify') {
           this.verifyCalls++;
           answer = await this.verify(body.paymentPayload, body.paymentRequirements);
+          if (answer.isValid === false && this.slowRefusalMs > 0) {
+            await new Promise((r) => setTimeout(r, this.slowRefusalMs));
+          }
         } else if (req.method === 'POST' && req.url === '/settle') {
           this.settleCalls++;
           answer = await this.settle(body.paymentPayload, body.paymentRequirements);

@@ -269,11 +269,6 @@ function addon(): NativeAddon {
   return native;
 }
 
-/** whisper.cpp's language codes ('en', 'de', ..., 'yue'). */
-export function whisperLanguages(): string[] {
-  return addon().languages();
-}
-
 // ---------------------------------------------------------------------------------------------
 // Validation.
 

@@ -24,8 +24,10 @@ import type { RunOptions } from '../types.ts';
 import { ffmpegArgs, SAMPLE_RATE } from './args.ts';
 import { bmffLayout } from './bmff.ts';
 import { FfmpegLog } from './ffmpeg-log.ts';
+import { spawnFailure } from './tool.ts';
 
 export { FORMAT_WHITELIST, SAMPLE_RATE } from './args.ts';
+export { runTool, type ToolResult, type ToolRunOptions } from './tool.ts';
 
 export interface DecodeOptions extends RunOptions {
   /** ffmpeg binary; default `ffmpeg` on PATH (the system's). */
@@ -442,13 +444,6 @@ function durationExceeded(maxSec: number, claimedSec?: number): EngineError {
   return new EngineError('MEDIA_DURATION_EXCEEDED', message, {
     details: claimedSec === undefined ? { maxDurationSec: maxSec } : { maxDurationSec: maxSec, claimedSec },
   });
-}
-
-function spawnFailure(err: NodeJS.ErrnoException, ffmpegPath: string): EngineError {
-  if (err.code === 'ENOENT' || err.code === 'EACCES' || err.code === 'ENOTDIR') {
-    return new EngineError('FFMPEG_NOT_FOUND', `No usable ffmpeg at "${ffmpegPath}".`, { cause: err });
-  }
-  return new EngineError('DECODE_FAILED', 'ffmpeg could not be started.', { cause: err });
 }
 
 /** Maps an ffmpeg exit that produced no usable audio to a stable code. */
