@@ -168,6 +168,7 @@ export async function captionRoutes(app: FastifyInstance, o: DataPlaneOptions): 
         response: {
           200: transcriptSchema,
           304: { description: 'Not modified (If-None-Match matched the ETag)', type: 'null' },
+          400: errorRef,
           403: errorRef,
           404: errorRef,
           410: errorRef,
