@@ -395,6 +395,7 @@ describe('uploads, media and generated captions with the real engine', () => {
     const unknown = await claim(owner, '00000000-0000-7000-8000-000000000000', { guestToken: up.guestToken });
     expect(wrong.statusCode).toBe(404);
     expect(wrong.json()).toEqual(unknown.json());
+    expect((await claim(owner, 'not-an-id-we-issue', { guestToken: up.guestToken })).json()).toEqual(unknown.json());
 
     const claimed = await claim(owner, up.videoId, { guestToken: up.guestToken });
     expect(claimed.statusCode, claimed.body).toBe(200);

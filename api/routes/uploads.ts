@@ -531,8 +531,10 @@ export async function uploadRoutes(
       const body = request.body as { guestToken: string; workspaceId?: string };
       const userId = request.auth!.userId;
       const notFound = () => new ApiError(404, 'VIDEO_NOT_FOUND', 'No video with this id and guest token.');
-      const video = await storage.getVideo(id);
-      if (!video) throw notFound();
+      // The same answer as a wrong token, body included.
+      const video = await loadVideo(storage, id).catch((err: unknown) => {
+        throw err instanceof ApiError && err.code === 'VIDEO_NOT_FOUND' ? notFound() : err;
+      });
       if (video.guestTokenHash === null) {
         // The token was cleared by an earlier claim: the same user asking again gets the same answer.
         if (video.ownerId === userId && (await storage.isMember(userId, video.workspaceId ?? ''))) {
