@@ -141,7 +141,7 @@ describe('Google sign-in (OIDC) against a local provider', () => {
     expect(done.headers.location).toBe('/app/record?from=guest');
     expect((await c.request({ url: '/api/auth/session' })).json().user).toMatchObject({ name: 'Grace Hopper' });
 
-    for (const hostile of ['//evil.example/x', 'https://evil.example/', '/\\evil.example', '/\t/evil.example']) {
+    for (const hostile of ['//evil.example/x', 'https://evil.example/', '/\\evil.example']) {
       const h = new Client(t.app);
       const s = await h.request({ url: `/api/auth/signin/google?next=${encodeURIComponent(hostile)}` });
       expect(s.statusCode).toBe(302);
@@ -149,6 +149,11 @@ describe('Google sign-in (OIDC) against a local provider', () => {
       const d = await h.request({ url: b.pathname + b.search });
       expect([hostile, d.statusCode, d.headers.location], d.body).toEqual([hostile, 303, '/api/auth/signin']);
     }
+    // A control character (a tab joins `/\t/host` into `//host` in a URL parser) is refused before anything starts.
+    const tab = await new Client(t.app).request({
+      url: `/api/auth/signin/google?next=${encodeURIComponent('/\t/evil.example')}`,
+    });
+    expect([tab.statusCode, tab.json().code]).toEqual([400, 'VALIDATION_FAILED']);
   });
 
   it('refuses a callback whose state does not match the pending sign-in', async () => {
