@@ -364,7 +364,9 @@ describe('record, watch and read along in Chromium', () => {
     await page.waitForSelector('body[data-ready="true"]');
     expect(await page.$eval('#guest-note', (el) => el.hidden)).toBe(true);
     expect(await page.$eval('#claimed', (el) => el.hidden)).toBe(false);
-    expect(await page.$eval('#claimed-link', (a) => a.getAttribute('href'))).toBe(`/app/videos/${before.videoId}`);
+    expect(
+      await page.$$eval('#claimed-list a', (as) => as.map((a) => [a.getAttribute('href'), a.textContent])),
+    ).toEqual([[`/app/videos/${before.videoId}`, 'Before signing up']]);
     const rec = await recordFor(page, 8, { title: 'Mine' });
     ownVideoId = rec.videoId;
 

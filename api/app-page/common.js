@@ -66,35 +66,51 @@ export async function pollWithBackoff(check, signal) {
   }
 }
 
-// A guest's recording waits here (this tab only, never in a URL) until its guest signs up or in.
-const GUEST_KEY = 'guest-recording';
+// A guest's recordings wait here (this tab only, never in a URL) until their guest signs up or in.
+const GUEST_KEY = 'guest-recordings';
+// A tab's worth: past it the oldest is dropped (it stays at its link, as any guest recording).
+const MAX_PENDING = 20;
+
+function pendingRecordings() {
+  try {
+    const list = JSON.parse(sessionStorage.getItem(GUEST_KEY) ?? '[]');
+    return Array.isArray(list) ? list.filter((p) => p?.videoId && p.guestToken) : [];
+  } catch {
+    return [];
+  }
+}
+
+function keepPending(list) {
+  if (list.length === 0) sessionStorage.removeItem(GUEST_KEY);
+  else sessionStorage.setItem(GUEST_KEY, JSON.stringify(list.slice(-MAX_PENDING)));
+}
 
 export function rememberGuestRecording(videoId, guestToken) {
-  sessionStorage.setItem(GUEST_KEY, JSON.stringify({ videoId, guestToken }));
+  keepPending([...pendingRecordings(), { videoId, guestToken }]);
 }
 
 /**
- * Signed in now: the recording made as a guest in this tab moves into the user's videos. Answers
- * the claimed video, or null when there was none to claim (or it was no longer claimable).
+ * Signed in now: the recordings made as a guest in this tab move into the user's videos. Answers
+ * the videos claimed, and the first failure, if any, as `error` (those recordings stay pending,
+ * unless they are gone or claimed: a 404 will not change by asking again).
  */
-export async function claimGuestRecording() {
-  let pending;
-  try {
-    pending = JSON.parse(sessionStorage.getItem(GUEST_KEY) ?? 'null');
-  } catch {
-    pending = null;
+export async function claimGuestRecordings() {
+  const claimed = [];
+  const left = [];
+  let error = null;
+  for (const p of pendingRecordings()) {
+    try {
+      claimed.push(
+        await api(`/api/videos/${encodeURIComponent(p.videoId)}/claim`, {
+          method: 'POST',
+          body: JSON.stringify({ guestToken: p.guestToken }),
+        }),
+      );
+    } catch (err) {
+      if (err.status !== 404) left.push(p);
+      error ??= err;
+    }
   }
-  if (!pending?.videoId || !pending.guestToken) return null;
-  try {
-    const video = await api(`/api/videos/${encodeURIComponent(pending.videoId)}/claim`, {
-      method: 'POST',
-      body: JSON.stringify({ guestToken: pending.guestToken }),
-    });
-    sessionStorage.removeItem(GUEST_KEY);
-    return video;
-  } catch (err) {
-    // Gone or claimed elsewhere: nothing will change by asking again. Anything else may pass.
-    if (err.status === 404) sessionStorage.removeItem(GUEST_KEY);
-    throw err;
-  }
+  keepPending(left);
+  return { claimed, error };
 }

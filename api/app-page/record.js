@@ -8,7 +8,7 @@
 import {
   $,
   api,
-  claimGuestRecording,
+  claimGuestRecordings,
   clock,
   pollWithBackoff,
   rememberGuestRecording,
@@ -228,15 +228,18 @@ async function record(user) {
 }
 
 async function showClaimed() {
-  try {
-    const video = await claimGuestRecording();
-    if (!video) return;
-    $('claimed-link').href = `/app/videos/${video.id}`;
-    $('claimed-link').textContent = video.title;
+  const { claimed, error } = await claimGuestRecordings();
+  if (claimed.length > 0) {
+    const links = claimed.map((v) => {
+      const a = document.createElement('a');
+      a.href = `/app/videos/${v.id}`;
+      a.textContent = v.title;
+      return a;
+    });
+    $('claimed-list').replaceChildren(...links.flatMap((a, i) => (i === 0 ? [a] : [', ', a])));
     $('claimed').hidden = false;
-  } catch (e) {
-    say(`Your guest recording could not be moved into your videos: ${e.message}`, true);
   }
+  if (error) say(`A guest recording could not be moved into your videos: ${error.message}`, true);
 }
 
 async function main() {

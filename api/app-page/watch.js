@@ -5,7 +5,7 @@
 // words: there a word's share of its cue's time is its share of the cue's characters.
 // The transcript is one tab stop (a roving tabindex): arrow keys move between words, Enter seeks.
 
-import { $, api, claimGuestRecording, localUrl, mediaUrl, pollWithBackoff, session, signInHref } from './common.js';
+import { $, api, claimGuestRecordings, localUrl, mediaUrl, pollWithBackoff, session, signInHref } from './common.js';
 
 const videoId = location.pathname.split('/').pop();
 const player = $('player');
@@ -294,8 +294,8 @@ async function open(user) {
 async function main() {
   wireControls();
   const user = await session().catch(() => null);
-  // Signed up from this page after recording as a guest in this tab: the recording becomes theirs.
-  if (user) await claimGuestRecording().catch(() => null);
+  // Signed up from this page after recording as a guest in this tab: the recordings become theirs.
+  if (user) await claimGuestRecordings();
   if (user) $('library').hidden = false;
   else {
     $('signin').href = signInHref();
