@@ -15,9 +15,9 @@ import { join } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ApiError } from '../errors.ts';
 import { requireViewer } from '../media/access.ts';
+import { idParams } from '../media/data-plane.ts';
 import { errorRef } from '../schemas.ts';
 import type { Storage } from '../storage/types.ts';
-import { idParams } from './videos.ts';
 
 const PAGE_DIR = join(import.meta.dirname, '..', 'app-page');
 

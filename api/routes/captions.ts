@@ -14,9 +14,10 @@ import { ApiError } from '../errors.ts';
 import { matchesIfNoneMatch, strongEtag } from '../http-cache.ts';
 import { loadVideo, requireMember, requireViewer } from '../media/access.ts';
 import { MAX_CAPTION_BYTES, normalizeCaptions } from '../media/captions.ts';
+import { type DataPlaneOptions, idParams, sessionSecurity } from '../media/data-plane.ts';
+import { attachment } from '../media/send-file.ts';
 import { csrfHeader, errorRef } from '../schemas.ts';
 import type { CaptionTranscript } from '../storage/types.ts';
-import { attachment, type DataPlaneOptions, idParams, sessionSecurity } from './videos.ts';
 
 const statusSchema = {
   type: 'object',

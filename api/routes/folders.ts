@@ -5,9 +5,10 @@
 
 import type { FastifyInstance } from 'fastify';
 import { requireSession } from '../auth/session.ts';
+import { sessionSecurity } from '../media/data-plane.ts';
+import { listWorkspace } from '../media/listing.ts';
 import { csrfHeader, errorRef } from '../schemas.ts';
 import type { Folder, Storage } from '../storage/types.ts';
-import { listWorkspace, sessionSecurity } from './videos.ts';
 
 /** Folders per workspace answered in one list. */
 export const MAX_FOLDERS = 500;

@@ -7,19 +7,12 @@
 import type { FastifyInstance } from 'fastify';
 import { requireSession } from '../auth/session.ts';
 import { requireViewer } from '../media/access.ts';
+import { type DataPlaneOptions, sessionSecurity } from '../media/data-plane.ts';
+import { coerceLimit, decodeCursor, encodeCursor, listWorkspace, MAX_PAGE_SIZE } from '../media/listing.ts';
+import { resolveOwnMedia } from '../media/own-media.ts';
 import { csrfHeader, errorRef } from '../schemas.ts';
 import { checkMediaHostUrl } from '../source-url.ts';
 import type { Project } from '../storage/types.ts';
-import { resolveOwnMedia } from './media.ts';
-import {
-  coerceLimit,
-  type DataPlaneOptions,
-  decodeCursor,
-  encodeCursor,
-  listWorkspace,
-  MAX_PAGE_SIZE,
-  sessionSecurity,
-} from './videos.ts';
 
 const projectSchema = {
   type: 'object',

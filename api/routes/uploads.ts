@@ -18,22 +18,15 @@ import { extractThumbnail, mediaContentType, probeMedia } from '../../engine/ind
 import { requireSession } from '../auth/session.ts';
 import { ApiError } from '../errors.ts';
 import { loadVideo, requireGuestToken, requireMember } from '../media/access.ts';
+import { type DataPlaneOptions, idParams, sessionSecurity, uuidPattern } from '../media/data-plane.ts';
 import { sniffImage } from '../media/files.ts';
+import { listWorkspace } from '../media/listing.ts';
+import { deletedSchema, deleteVideoEverywhere } from '../media/video-delete.ts';
+import { videoJson, videoRef } from '../media/video-json.ts';
 import { clientNetwork } from '../ratelimit.ts';
 import { csrfHeader, errorRef } from '../schemas.ts';
 import type { Video } from '../storage/types.ts';
 import type { GuestQuota, GuestUploads } from '../work-lanes.ts';
-import {
-  type DataPlaneOptions,
-  deletedSchema,
-  deleteVideoEverywhere,
-  idParams,
-  listWorkspace,
-  sessionSecurity,
-  uuidPattern,
-  videoJson,
-  videoRef,
-} from './videos.ts';
 
 export const TUS_PATH = '/api/uploads/tus';
 /** Decoded bytes of a thumbnail sent as a data URL. */

@@ -1,0 +1,79 @@
+/**
+ * A video as the API shows it: the shared `Video` schema and the one function that shapes a
+ * stored video into it (URLs on the media origin, dates as ISO strings, no secrets).
+ */
+
+import { VIDEO_ORIGINS, type Video } from '../storage/types.ts';
+
+export const videoSchema = {
+  $id: 'Video',
+  type: 'object',
+  required: [
+    'id',
+    'workspaceId',
+    'folderId',
+    'title',
+    'origin',
+    'state',
+    'starred',
+    'visibility',
+    'hasSharePassword',
+    'shareExpiresAt',
+    'durationSec',
+    'mediaBytes',
+    'mediaType',
+    'mediaUrl',
+    'thumbnailUrl',
+    'captionStatus',
+    'captionError',
+    'createdAt',
+    'updatedAt',
+  ],
+  properties: {
+    id: { type: 'string' },
+    workspaceId: { type: ['string', 'null'], description: "null for a guest's recording" },
+    folderId: { type: ['string', 'null'] },
+    title: { type: 'string' },
+    origin: { type: 'string', enum: VIDEO_ORIGINS },
+    state: { type: 'string', enum: ['uploading', 'ready'] },
+    starred: { type: 'boolean' },
+    visibility: { type: 'string', enum: ['public', 'private'] },
+    hasSharePassword: { type: 'boolean' },
+    shareExpiresAt: { type: ['string', 'null'], format: 'date-time' },
+    durationSec: { type: ['number', 'null'] },
+    mediaBytes: { type: ['integer', 'null'] },
+    mediaType: { type: ['string', 'null'] },
+    mediaUrl: { type: ['string', 'null'], description: 'On the media origin; Range requests supported' },
+    thumbnailUrl: { type: ['string', 'null'] },
+    captionStatus: { type: 'string', enum: ['none', 'processing', 'ready'] },
+    captionError: { type: ['string', 'null'], description: 'Why the last generation failed' },
+    createdAt: { type: 'string', format: 'date-time' },
+    updatedAt: { type: 'string', format: 'date-time' },
+  },
+} as const;
+export const videoRef = { $ref: 'Video#' } as const;
+
+export function videoJson(v: Video, mediaOrigin: string) {
+  const base = `${mediaOrigin}/media/videos/${v.id}`;
+  return {
+    id: v.id,
+    workspaceId: v.workspaceId,
+    folderId: v.folderId,
+    title: v.title,
+    origin: v.origin,
+    state: v.state,
+    starred: v.starred,
+    visibility: v.visibility,
+    hasSharePassword: v.sharePasswordHash !== null,
+    shareExpiresAt: v.shareExpiresAt?.toISOString() ?? null,
+    durationSec: v.durationSec,
+    mediaBytes: v.mediaBytes,
+    mediaType: v.mediaType,
+    mediaUrl: v.state === 'ready' ? `${base}/media` : null,
+    thumbnailUrl: v.hasThumbnail ? `${base}/thumbnail` : null,
+    captionStatus: v.captionStatus,
+    captionError: v.captionError,
+    createdAt: v.createdAt.toISOString(),
+    updatedAt: v.updatedAt.toISOString(),
+  };
+}
