@@ -73,7 +73,7 @@ export async function createServiceTranscriber(opts: ServiceTranscriberOptions):
   const processor = createEngineProcessor({ engineFor: (_model, signal) => engines.get(undefined, signal), fetcher });
   await queue.work(processor, { concurrency: opts.concurrency ?? 1 });
   return {
-    transcribe: (req, signal) => transcriber.transcribe(req, signal),
+    transcribe: (req, signal, onProgress) => transcriber.transcribe(req, signal, onProgress),
     async close() {
       await transcriber.close(); // closes the queue and its worker
       await engines.close();

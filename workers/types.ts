@@ -27,7 +27,12 @@ export interface TranscriptionJobOptions {
   language?: string;
   wordTimestamps?: boolean;
   translate?: boolean;
+  /** whisper's initial prompt (at most engine's PROMPT_MAX_BYTES). */
   initialPrompt?: string;
+  /** Sampling temperature of the first decode, 0..1 (fallback raises it as whisper.cpp does). */
+  temperature?: number;
+  /** Per-segment token ids and probabilities in the result (see engine AsrOptions.segmentStats). */
+  segmentStats?: boolean;
   formats?: CaptionFormat[];
   /** Model name (or path) the worker should use; omit for the worker's default. */
   model?: string;
