@@ -4,6 +4,7 @@
  * tests drive the real app with `inject()` or a real `listen({port: 0})`.
  */
 
+import { join } from 'node:path';
 import cookie from '@fastify/cookie';
 import csrfProtection from '@fastify/csrf-protection';
 import swagger from '@fastify/swagger';
@@ -18,6 +19,7 @@ import { ApiError, errorBodySchema, toErrorResponse } from './errors.ts';
 import { requireViewer } from './media/access.ts';
 import { CaptionJobs } from './media/caption-jobs.ts';
 import { MediaFiles } from './media/files.ts';
+import { openaiRoutes } from './openai/routes.ts';
 import { AuthLimiter, registerRateLimit } from './ratelimit.ts';
 import { type AgentOptions, agentRoutes } from './routes/agent.ts';
 import { appPageRoutes } from './routes/app-page.ts';
@@ -223,6 +225,19 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
       return files.mediaPath(own.video.id);
     },
   });
+  if (config.openaiCompat) {
+    // The operators' surface; without tokens its paths are the app's 404.
+    await openaiRoutes(app, {
+      tokens: config.openaiCompat.tokens,
+      rateLimitMax: config.openaiCompat.rateLimitMax,
+      windowSec: config.rateLimit.windowSec,
+      transcriber: deps.transcriber,
+      admission,
+      model: config.model,
+      maxSourceBytes: config.maxSourceBytes,
+      uploadDir: join(config.dataDir, 'v1-uploads'),
+    });
+  }
   await agentRoutes(app, {
     config,
     transcriber: deps.transcriber,

@@ -54,6 +54,8 @@ export const API_ERROR_CODES = {
   GUEST_TOKEN_INVALID: 'The guest token is missing or does not belong to this video.',
   RANGE_NOT_SATISFIABLE: 'The Range header asks for bytes outside the file.',
   QUEUE_FULL: 'Too many caption jobs are pending; try again later.',
+  API_TOKEN_INVALID: 'The operators’ /v1 surface needs `Authorization: Bearer <token>` with a token it was given.',
+  MODEL_NOT_SERVED: 'This server does not serve the model named (GET /v1/models lists those it does).',
 } as const;
 
 export type ApiErrorCode = keyof typeof API_ERROR_CODES;

@@ -5,7 +5,7 @@
  */
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Transcript } from '../../engine/types.ts';
+import type { Progress, Transcript } from '../../engine/types.ts';
 import type { Admission } from '../admission.ts';
 import { requireSession } from '../auth/session.ts';
 import { clientNetwork } from '../ratelimit.ts';
@@ -70,6 +70,7 @@ export async function transcribeForClient(
   req: TranscribeRequest,
   /** Also stop at this signal (the paid route's settlement deadline). */
   deadline?: AbortSignal,
+  onProgress?: (progress: Progress) => void,
 ): Promise<Transcript> {
   const controller = new AbortController();
   const onDeadline = () => controller.abort(deadline?.reason);
@@ -83,7 +84,7 @@ export async function transcribeForClient(
   // `request.raw.destroyed`: a request is destroyed once its body is consumed.)
   if (request.raw.socket?.destroyed) onClose();
   try {
-    const t = await transcriber.transcribe(req, controller.signal);
+    const t = await transcriber.transcribe(req, controller.signal, onProgress);
     return req.wordTimestamps ? t : { ...t, segments: t.segments.map(({ words: _w, ...s }) => s) };
   } finally {
     reply.raw.off('close', onClose);
