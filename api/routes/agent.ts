@@ -27,7 +27,13 @@ import {
   paymentId,
   paymentRequired,
 } from '../x402/payment.ts';
-import { type TranscribeBody, transcribeBody, transcribeForClient, transcriptSchema } from './transcribe.ts';
+import {
+  checkedPrompt,
+  type TranscribeBody,
+  transcribeBody,
+  transcribeForClient,
+  transcriptSchema,
+} from './transcribe.ts';
 
 /** Time an authorization must have left when it arrives; half of it is kept for settling. */
 export const SETTLE_MARGIN_SEC = 30;
@@ -90,6 +96,7 @@ export async function agentRoutes(app: FastifyInstance, opts: AgentOptions): Pro
     async (request, reply) => {
       const body = request.body as TranscribeBody;
       checkPublicHttpsUrl(body.sourceUrl, { allowedPorts: config.sourcePorts });
+      const prompt = checkedPrompt(body);
       if (x.payTo === undefined) {
         throw new ApiError(503, 'PAYMENTS_DISABLED', 'Payments are not enabled on this server.');
       }
@@ -134,6 +141,7 @@ export async function agentRoutes(app: FastifyInstance, opts: AgentOptions): Pro
           fetchTimeoutMs: Math.min(workMs, config.agentFetchTimeoutSec * 1000),
         };
         if (body.language !== undefined) req.language = body.language;
+        if (prompt !== undefined) req.initialPrompt = prompt;
         const deadline = AbortSignal.timeout(workMs);
         let transcript: Awaited<ReturnType<typeof transcribeForClient>>;
         try {
