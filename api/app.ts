@@ -19,6 +19,7 @@ import { ApiError, errorBodySchema, toErrorResponse } from './errors.ts';
 import { requireViewer } from './media/access.ts';
 import { CaptionJobs } from './media/caption-jobs.ts';
 import { MediaFiles } from './media/files.ts';
+import { Metrics, type PaymentOutcome } from './metrics.ts';
 import { openaiRoutes } from './openai/routes.ts';
 import { AuthLimiter, registerRateLimit } from './ratelimit.ts';
 import { type AgentOptions, agentRoutes } from './routes/agent.ts';
@@ -100,6 +101,11 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     throw new ApiError(404, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}.`);
   });
 
+  // Before every route and hook of ours, so /metrics sees every answer; the routes use the metered transcriber.
+  const metrics = config.metrics ? new Metrics(deps.transcriber) : undefined;
+  metrics?.install(app);
+  const transcriber = metrics ? metrics.meter(deps.transcriber) : deps.transcriber;
+
   app.addSchema(errorBodySchema);
   await app.register(cookie, { secret: config.authSecret });
   await app.register(csrfProtection, {
@@ -178,7 +184,7 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
   const files = new MediaFiles(config.media.dir);
   const jobs = new CaptionJobs({
     storage: deps.storage,
-    transcriber: deps.transcriber,
+    transcriber,
     files,
     onError: (err, videoId) => app.log.error({ err, videoId }, 'caption generation failed'),
   });
@@ -209,7 +215,7 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
   });
 
   await transcribeRoutes(app, {
-    transcriber: deps.transcriber,
+    transcriber,
     mediaHosts: config.mediaHosts,
     maxSourceBytes: config.maxSourceBytes,
     transcribeMax: config.rateLimit.transcribeMax,
@@ -231,7 +237,7 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
       tokens: config.openaiCompat.tokens,
       rateLimitMax: config.openaiCompat.rateLimitMax,
       windowSec: config.rateLimit.windowSec,
-      transcriber: deps.transcriber,
+      transcriber,
       admission,
       model: config.model,
       maxSourceBytes: config.maxSourceBytes,
@@ -240,7 +246,7 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
   }
   await agentRoutes(app, {
     config,
-    transcriber: deps.transcriber,
+    transcriber,
     facilitator:
       deps.facilitator ??
       new HTTPFacilitatorClient({
@@ -249,6 +255,7 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
       }),
     facilitatorTimeoutMs: deps.facilitatorTimeoutMs ?? config.x402.facilitatorTimeoutMs,
     admission,
+    ...(metrics ? { onPayment: (outcome: PaymentOutcome) => metrics.payment(outcome) } : {}),
     nonceLock:
       deps.nonceLock ??
       (deps.redis ? new RedisNonceLock(deps.redis, `${deps.redisPrefix ?? 'api:'}x402-nonce:`) : new MemoryNonceLock()),

@@ -37,8 +37,23 @@ export interface QueueTranscriber {
     /** The job's progress as it is reported (finished text in `partial`, in order). */
     onProgress?: (progress: Progress) => void,
   ): Promise<Transcript>;
+  /** What the service's metrics read: the queue's depth and, where this process runs the engine, its counters. */
+  stats?(): Promise<TranscriberStats>;
   /** Closes the queue when this transcriber owns it. */
   close(): Promise<void>;
+}
+
+export interface TranscriberStats {
+  queue: 'memory' | 'bullmq';
+  waiting: number;
+  active: number;
+  /** Present where the model runs in this process (the in-process queue). */
+  engine?: {
+    /** Seconds the model took to load, once loaded. */
+    modelLoadSec?: number;
+    /** engine/asr's batched-decoder counters (BatchStats), when the model batches. */
+    batch?: { steps: number; sequences: number; encodes: number; encodeMs: number };
+  };
 }
 
 export interface QueueTranscriberOptions {
@@ -72,6 +87,9 @@ export function createQueueTranscriber(queue: JobQueue, options: QueueTranscribe
         { id, source: request.sourcePath ?? request.sourceUrl, options: jobOptions },
         onProgress ? { signal, onProgress } : { signal },
       ).finally(forget);
+    },
+    async stats() {
+      return { queue: queue.kind, ...(await queue.counts()) };
     },
     async close() {
       if (options.ownsQueue !== false) await queue.close();

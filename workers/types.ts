@@ -159,6 +159,8 @@ export interface JobQueue {
   wait(id: string, options?: WaitOptions): Promise<Transcript>;
   /** Live events for one job; resolves once listening, with the function that stops it. */
   subscribe(id: string, listener: (event: JobEvent) => void): Promise<() => void>;
+  /** Jobs waiting (queued or waiting for a retry) and being worked, across every consumer. */
+  counts(): Promise<{ waiting: number; active: number }>;
   /** Starts consuming jobs with `processor` in this process. */
   work(processor: JobProcessor, options?: WorkOptions): Promise<JobWorker>;
   /** Closes connections; workers started here are closed first (waiting for their active jobs). */

@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import OpenAI, { toFile } from 'openai';
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import * as srtModule from 'srt-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebVTTParser } from 'webvtt-parser';
@@ -282,6 +283,47 @@ describe('/v1 with OPENAI_COMPAT_TOKENS set (npm start, real engine)', () => {
     expect(await uploadsLeft()).toEqual([]);
   }, 120_000);
 
+  it('/metrics (METRICS=on) parses as Prometheus text and moves when a job runs', async () => {
+    const scrape = async () => {
+      const res = await fetch(`${server.url}/metrics`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+      return parsePrometheusTextFormat(await res.text());
+    };
+    const family = (f: ReturnType<typeof parsePrometheusTextFormat>, name: string) => {
+      const found = f.find((m) => m.name === name);
+      expect(found, name).toBeDefined();
+      return found!;
+    };
+    const sum = (f: ReturnType<typeof parsePrometheusTextFormat>, name: string, labels: Record<string, string> = {}) =>
+      family(f, name)
+        .metrics.filter((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v))
+        .reduce((a, m) => a + Number(m.value ?? m.count ?? 0), 0);
+
+    const before = await scrape();
+    await client.audio.transcriptions.create({ file: createReadStream(JFK), model: MODEL });
+    const after = await scrape();
+
+    const route = { route: '/v1/audio/transcriptions', status: '200' };
+    expect(sum(after, 'http_requests_total', route) - sum(before, 'http_requests_total', route)).toBe(1);
+    expect(family(after, 'http_request_duration_seconds').type).toBe('HISTOGRAM');
+    const audio = sum(after, 'transcribe_audio_seconds_total') - sum(before, 'transcribe_audio_seconds_total');
+    expect(audio).toBeGreaterThan(10.5);
+    expect(audio).toBeLessThan(11.5);
+    expect(sum(after, 'transcribe_real_time_factor') - sum(before, 'transcribe_real_time_factor')).toBe(1);
+    expect(sum(after, 'queue_jobs', { queue: 'memory', state: 'waiting' })).toBe(0);
+    expect(sum(after, 'transcribe_requests_in_flight')).toBe(0);
+    expect(sum(after, 'model_load_seconds')).toBeGreaterThan(0);
+    expect(
+      family(after, 'x402_payments_total')
+        .metrics.map((m) => m.labels?.outcome)
+        .sort(),
+    ).toEqual(['refused', 'settled', 'verified']);
+    // Node's default process metrics.
+    expect(sum(after, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
+    expect(sum(after, 'nodejs_heap_size_used_bytes')).toBeGreaterThan(0);
+  }, 120_000);
+
   it('carries the RateLimit fields of its own policy', async () => {
     const res = await fetch(`${server.url}/v1/models`, { headers: { authorization: 'Bearer t1' } });
     expect(res.status).toBe(200);
@@ -312,8 +354,9 @@ describe('/v1 off by default; a client that disconnects cancels the job', () => 
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('without OPENAI_COMPAT_TOKENS every /v1 route is 404', async () => {
+  it('without OPENAI_COMPAT_TOKENS every /v1 route is 404; without METRICS=on, /metrics is too', async () => {
     for (const [method, url] of [
+      ['GET', '/metrics'],
       ['POST', '/v1/audio/transcriptions'],
       ['POST', '/v1/audio/translations'],
       ['GET', '/v1/models'],

@@ -232,6 +232,15 @@ async function handleAudio(
   const leave = opts.admission.enter([]);
   const path = join(opts.uploadDir, randomUUID());
   let spooled = false;
+  // Run before the answer leaves, so a client that has its answer finds nothing of its upload left.
+  let released: Promise<void> | undefined;
+  const release = () => {
+    released ??= (async () => {
+      leave();
+      if (spooled) await rm(path, { force: true });
+    })();
+    return released;
+  };
   try {
     const fields = new Map<string, string[]>();
     for await (const part of request.parts()) {
@@ -266,10 +275,11 @@ async function handleAudio(
     if (form.prompt !== undefined) req.initialPrompt = form.prompt;
 
     if (form.stream) {
-      await streamTranscription(request, reply, opts.transcriber, req);
+      await streamTranscription(request, reply, opts.transcriber, req, release);
       return reply;
     }
     const t = await transcribeForClient(opts.transcriber, request, reply, req);
+    await release();
     const out = answer(t, {
       task,
       format: form.format,
@@ -278,8 +288,7 @@ async function handleAudio(
     });
     return reply.type(out.type).send(out.body);
   } finally {
-    leave();
-    if (spooled) await rm(path, { force: true });
+    await release();
   }
 }
 
@@ -294,6 +303,8 @@ async function streamTranscription(
   reply: FastifyReply,
   transcriber: Transcriber,
   req: TranscribeRequest,
+  /** Frees the upload and the admission slot; run before the last event is written. */
+  release: () => Promise<void>,
 ): Promise<void> {
   const res = reply.raw;
   const headers: Record<string, string | number | string[]> = {};
@@ -331,12 +342,14 @@ async function streamTranscription(
   try {
     t = await transcribeForClient(transcriber, request, reply, req, undefined, onProgress);
   } catch (err) {
+    await release();
     const mapped = toOpenAIError(err);
     if (mapped.internal) request.log.error({ err: { type: (err as Error)?.name } }, 'v1 stream failed');
     send(sseEvent(mapped.body));
     res.end();
     return;
   }
+  await release();
   for (const s of t.segments.slice(next)) {
     const piece = textPiece(s.text, sent);
     if (piece === '') continue;

@@ -50,6 +50,8 @@ export interface AgentOptions {
   /** Our bound on each facilitator call (verify, settle). */
   facilitatorTimeoutMs: number;
   admission: Admission;
+  /** Told of each facilitator outcome (the service's metrics). */
+  onPayment?: (outcome: 'verified' | 'settled' | 'refused') => void;
 }
 
 export async function agentRoutes(app: FastifyInstance, opts: AgentOptions): Promise<void> {
@@ -129,7 +131,13 @@ export async function agentRoutes(app: FastifyInstance, opts: AgentOptions): Pro
       let settled = false;
       let keepClaim = false;
       try {
-        await verifyOrThrow(facilitator, payment, requirements, opts.facilitatorTimeoutMs, request);
+        try {
+          await verifyOrThrow(facilitator, payment, requirements, opts.facilitatorTimeoutMs, request);
+        } catch (err) {
+          if (err instanceof ApiError && err.code === 'PAYMENT_INVALID') opts.onPayment?.('refused');
+          throw err;
+        }
+        opts.onPayment?.('verified');
         // The work gets what the advertised terms promise, less the time kept for settling,
         // whatever the origin's pace or the fetcher's own (much longer) clocks.
         const workMs = Math.max(1, (Math.min(validBefore - nowSec, x.maxTimeoutSeconds) - margin / 2) * 1000);
@@ -173,12 +181,14 @@ export async function agentRoutes(app: FastifyInstance, opts: AgentOptions): Pro
           throw paymentRequired(requirements, 'PAYMENT_SETTLEMENT_FAILED', 'Settlement failed; no result is given.');
         }
         if (!settle.success) {
+          opts.onPayment?.('refused');
           request.log.warn({ paymentId: id, reason: settle.errorReason }, 'x402 settle refused');
           throw paymentRequired(requirements, 'PAYMENT_SETTLEMENT_FAILED', 'Settlement failed; no result is given.', {
             reason: settle.errorReason ?? 'unknown',
           });
         }
         settled = true;
+        opts.onPayment?.('settled');
         const payer = settle.payer ?? payment.payload.authorization.from;
         await storage
           .recordPayment({
