@@ -152,6 +152,9 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     '/api/health',
     {
       config: { rateLimit: false },
+      // Probes call this many times a second: two access-log lines per probe were a third of its
+      // cost (benchmarks/results/api-overhead.json). Its failures still log at warn and above.
+      logLevel: 'warn',
       schema: {
         operationId: 'getHealth',
         tags: ['meta'],
