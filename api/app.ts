@@ -9,7 +9,7 @@ import cookie from '@fastify/cookie';
 import csrfProtection from '@fastify/csrf-protection';
 import swagger from '@fastify/swagger';
 import { HTTPFacilitatorClient } from '@x402/core/http';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import type { Redis } from 'ioredis';
 import { Admission } from './admission.ts';
 import { OidcClient } from './auth/oidc.ts';
@@ -86,6 +86,10 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
       },
     } as object),
     bodyLimit: 64 * 1024,
+    // Probes call /api/health many times a second: its two access-log lines per call were most of
+    // its cost (benchmarks/results/api-overhead.json). Errors are still logged. (Not a route
+    // `logLevel`: that makes pino rebuild a child logger's methods on every request.)
+    logController: new LogController({ disableRequestLogging: (req) => isHealthUrl(req.url) }),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   });
   // First, so that every route registered after it joins the discovery documents.
@@ -152,9 +156,6 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     '/api/health',
     {
       config: { rateLimit: false },
-      // Probes call this many times a second: two access-log lines per probe were a third of its
-      // cost (benchmarks/results/api-overhead.json). Its failures still log at warn and above.
-      logLevel: 'warn',
       schema: {
         operationId: 'getHealth',
         tags: ['meta'],
@@ -267,6 +268,10 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
   });
   await agentSurface(app, { config, table: routeTable });
   return app;
+}
+
+function isHealthUrl(url: string | undefined): boolean {
+  return url === '/api/health' || url?.startsWith('/api/health?') === true;
 }
 
 /** A hop count becomes proxy-addr's own rule (trust the nearest N hops); a list is passed as is. */

@@ -106,6 +106,10 @@ try {
   );
   await rm(dataDir, { recursive: true, force: true });
 }
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
 const sum = (f: (x: (typeof rounds)[number]) => number) => rounds.reduce((a, x) => a + f(x), 0);
 const result = {
   what: 'GET /api/health req/s: npm start (all hooks, limiter, logging) vs a bare Fastify route with the same body',
@@ -120,6 +124,9 @@ const result = {
   serviceRps: Math.round(sum((r) => r.service) / rounds.length),
   bareRps: Math.round(sum((r) => r.bare) / rounds.length),
   ratio: Math.round((sum((r) => r.service) / sum((r) => r.bare)) * 1000) / 1000,
+  // On a shared machine one round's pair can fall on a burst of other work; the median of the
+  // per-round ratios is the figure such a burst moves least.
+  medianRatio: Math.round(median(rounds.map((r) => r.ratio)) * 1000) / 1000,
 };
 const text = `${JSON.stringify(result, null, 2)}\n`;
 if (values.out) await writeFile(values.out, text);

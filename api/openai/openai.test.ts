@@ -330,6 +330,14 @@ describe('/v1 with OPENAI_COMPAT_TOKENS set (npm start, real engine)', () => {
     expect(res.headers.get('ratelimit-policy')).toMatch(/^"openai";q=200;w=60$/);
     expect(res.headers.get('ratelimit')).toMatch(/^"openai";r=\d+;t=\d+$/);
   });
+
+  it('writes access logs for every route but the health probe', async () => {
+    expect((await fetch(`${server.url}/api/health`)).status).toBe(200);
+    expect((await fetch(`${server.url}/api/health?probe=1`)).status).toBe(200);
+    expect((await fetch(`${server.url}/api/plans`)).status).toBe(200);
+    await expect.poll(() => server.log.join('').includes('"url":"/api/plans"')).toBe(true);
+    expect(server.log.join('')).not.toMatch(/"url":"\/api\/health/);
+  });
 });
 
 describe('/v1 off by default; a client that disconnects cancels the job', () => {
