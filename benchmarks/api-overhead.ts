@@ -9,6 +9,7 @@
  * LOG_LEVEL=info as `npm start` leaves it); nothing in it is switched off for the measurement.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -62,7 +63,25 @@ function start(
   });
 }
 
-function cannon(port: number): Promise<{ rps: number; p99: number; non2xx: number }> {
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
+function cpuSec(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * One autocannon run, with the server's CPU time per request: on a machine shared with other
+ * work, req/s follows whatever else runs, while the CPU a request costs the server does not.
+ */
+async function measure(server: { child: ChildProcess; port: number }) {
+  const before = cpuSec(server.child.pid!);
+  const r = await cannon(server.port);
+  const cpuUsPerReq = ((cpuSec(server.child.pid!) - before) / r.total) * 1e6;
+  return { ...r, cpuUsPerReq };
+}
+
+function cannon(port: number): Promise<{ rps: number; p99: number; non2xx: number; total: number }> {
   return new Promise((ok, fail) => {
     execFile(
       process.execPath,
@@ -70,8 +89,12 @@ function cannon(port: number): Promise<{ rps: number; p99: number; non2xx: numbe
       { maxBuffer: 16 << 20 },
       (err, stdout) => {
         if (err) return fail(err);
-        const r = JSON.parse(stdout) as { requests: { average: number }; latency: { p99: number }; non2xx: number };
-        ok({ rps: r.requests.average, p99: r.latency.p99, non2xx: r.non2xx });
+        const r = JSON.parse(stdout) as {
+          requests: { average: number; total: number };
+          latency: { p99: number };
+          non2xx: number;
+        };
+        ok({ rps: r.requests.average, p99: r.latency.p99, non2xx: r.non2xx, total: r.requests.total });
       },
     );
   });
@@ -84,18 +107,34 @@ const service = await start(
   /Server listening at http:\/\/127\.0\.0\.1:(\d+)/,
 );
 const bare = await start(['--input-type=module', '-e', BARE], {}, /listening (\d+)/);
-const rounds: Array<{ service: number; bare: number; ratio: number; serviceP99: number; bareP99: number }> = [];
+const rounds: Array<{
+  service: number;
+  bare: number;
+  ratio: number;
+  serviceP99: number;
+  bareP99: number;
+  serviceCpuUsPerReq: number;
+  bareCpuUsPerReq: number;
+}> = [];
 try {
   // Warm-up: JIT and connection set-up, not counted.
   await cannon(service.port);
   await cannon(bare.port);
   for (let r = 0; r < Number(values.rounds); r++) {
-    const s = await cannon(service.port);
-    const b = await cannon(bare.port);
+    const s = await measure(service);
+    const b = await measure(bare);
     if (s.non2xx > 0 || b.non2xx > 0) throw new Error(`non-2xx answers: service ${s.non2xx}, bare ${b.non2xx}`);
-    rounds.push({ service: s.rps, bare: b.rps, ratio: s.rps / b.rps, serviceP99: s.p99, bareP99: b.p99 });
+    rounds.push({
+      service: s.rps,
+      bare: b.rps,
+      ratio: s.rps / b.rps,
+      serviceP99: s.p99,
+      bareP99: b.p99,
+      serviceCpuUsPerReq: s.cpuUsPerReq,
+      bareCpuUsPerReq: b.cpuUsPerReq,
+    });
     process.stderr.write(
-      `round ${r + 1}: service ${s.rps.toFixed(0)} req/s, bare ${b.rps.toFixed(0)} req/s, ${(s.rps / b.rps).toFixed(3)}x\n`,
+      `round ${r + 1}: service ${s.rps.toFixed(0)} req/s ${s.cpuUsPerReq.toFixed(1)} us CPU/req, bare ${b.rps.toFixed(0)} req/s ${b.cpuUsPerReq.toFixed(1)} us CPU/req, ${(s.rps / b.rps).toFixed(3)}x\n`,
     );
   }
 } finally {
@@ -127,6 +166,13 @@ const result = {
   // On a shared machine one round's pair can fall on a burst of other work; the median of the
   // per-round ratios is the figure such a burst moves least.
   medianRatio: Math.round(median(rounds.map((r) => r.ratio)) * 1000) / 1000,
+  // The same ratio from CPU cost: the req/s each could reach on CPU it had to itself.
+  serviceCpuUsPerReq: Math.round(median(rounds.map((r) => r.serviceCpuUsPerReq)) * 10) / 10,
+  bareCpuUsPerReq: Math.round(median(rounds.map((r) => r.bareCpuUsPerReq)) * 10) / 10,
+  cpuRatio:
+    Math.round(
+      (median(rounds.map((r) => r.bareCpuUsPerReq)) / median(rounds.map((r) => r.serviceCpuUsPerReq))) * 1000,
+    ) / 1000,
 };
 const text = `${JSON.stringify(result, null, 2)}\n`;
 if (values.out) await writeFile(values.out, text);
