@@ -4,11 +4,12 @@
  * tests drive the real app with `inject()` or a real `listen({port: 0})`.
  */
 
+import { join } from 'node:path';
 import cookie from '@fastify/cookie';
 import csrfProtection from '@fastify/csrf-protection';
 import swagger from '@fastify/swagger';
 import { HTTPFacilitatorClient } from '@x402/core/http';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import type { Redis } from 'ioredis';
 import { Admission } from './admission.ts';
 import { type AttemptStore, MemoryAttemptStore, RedisAttemptStore } from './attempts.ts';
@@ -22,6 +23,8 @@ import { CaptionJobs } from './media/caption-jobs.ts';
 import type { DataPlaneOptions } from './media/data-plane.ts';
 import { MediaFiles } from './media/files.ts';
 import { resolveOwnMedia } from './media/own-media.ts';
+import { Metrics, type PaymentOutcome } from './metrics.ts';
+import { openaiRoutes } from './openai/routes.ts';
 import { AuthLimiter, registerRateLimit } from './ratelimit.ts';
 import { type AgentOptions, agentRoutes } from './routes/agent.ts';
 import { appPageRoutes } from './routes/app-page.ts';
@@ -89,6 +92,10 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
       },
     } as object),
     bodyLimit: 64 * 1024,
+    // Probes call /api/health many times a second: its two access-log lines per call were most of
+    // its cost (benchmarks/results/api-overhead.json). Errors are still logged. (Not a route
+    // `logLevel`: that makes pino rebuild a child logger's methods on every request.)
+    logController: new LogController({ disableRequestLogging: (req) => isHealthUrl(req.url) }),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   });
   // First, so that every route registered after it joins the discovery documents.
@@ -105,6 +112,11 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
   app.setNotFoundHandler((request) => {
     throw new ApiError(404, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}.`);
   });
+
+  // Before every route and hook of ours, so /metrics sees every answer; the routes use the metered transcriber.
+  const metrics = config.metrics ? new Metrics(deps.transcriber) : undefined;
+  metrics?.install(app);
+  const transcriber = metrics ? metrics.meter(deps.transcriber) : deps.transcriber;
 
   app.addSchema(errorBodySchema);
   privateByDefault(app);
@@ -189,7 +201,7 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
   await authRoutes(app, authOpts);
   const files = new MediaFiles(config.media.dir);
   // Paid and signed-in work first; guests' caption jobs wait for a quiet worker (api/work-lanes.ts).
-  const lanes = new WorkLanes(deps.transcriber, { guestConcurrency: config.guests.concurrency });
+  const lanes = new WorkLanes(transcriber, { guestConcurrency: config.guests.concurrency });
   const guestQuota = new GuestQuota({ ...config.guests, retryAfterSec: 60 });
   const jobs = new CaptionJobs({
     storage: deps.storage,
@@ -252,6 +264,19 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
       return files.mediaPath(own.video.id);
     },
   });
+  if (config.openaiCompat) {
+    // The operators' surface; without tokens its paths are the app's 404.
+    await openaiRoutes(app, {
+      tokens: config.openaiCompat.tokens,
+      rateLimitMax: config.openaiCompat.rateLimitMax,
+      windowSec: config.rateLimit.windowSec,
+      transcriber: lanes.priority,
+      admission,
+      model: config.model,
+      maxSourceBytes: config.maxSourceBytes,
+      uploadDir: join(config.dataDir, 'v1-uploads'),
+    });
+  }
   await agentRoutes(app, {
     config,
     transcriber: lanes.priority,
@@ -267,6 +292,7 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
       admission: new Admission({ maxPending: config.x402.verifyMax, retryAfterSec: 2 }),
       perNetworkMax: config.x402.verifyPerNetwork,
     },
+    ...(metrics ? { onPayment: (outcome: PaymentOutcome) => metrics.payment(outcome) } : {}),
     nonceLock:
       deps.nonceLock ??
       (deps.redis ? new RedisNonceLock(deps.redis, `${deps.redisPrefix ?? 'api:'}x402-nonce:`) : new MemoryNonceLock()),
@@ -275,6 +301,10 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
   });
   await agentSurface(app, { config, table: routeTable });
   return app;
+}
+
+function isHealthUrl(url: string | undefined): boolean {
+  return url === '/api/health' || url?.startsWith('/api/health?') === true;
 }
 
 /** A hop count becomes proxy-addr's own rule (trust the nearest N hops); a list is passed as is. */

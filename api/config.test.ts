@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from './config.ts';
 
@@ -18,6 +21,37 @@ describe('loadConfig', () => {
       uploadTtlSec: 86_400,
     });
     expect(c.media.dir).toBe(`${c.dataDir}/media`);
+  });
+
+  it('keeps /v1 and /metrics off by default; reads tokens from a list or a file, never quoting one in an error', () => {
+    const d = loadConfig({});
+    expect(d.openaiCompat).toBeUndefined();
+    expect(d.metrics).toBe(false);
+    const c = loadConfig({ OPENAI_COMPAT_TOKENS: ' t1, t2 ,', METRICS: 'on', OPENAI_COMPAT_RATE_LIMIT_MAX: '7' });
+    expect(c.openaiCompat).toEqual({ tokens: ['t1', 't2'], rateLimitMax: 7 });
+    expect(c.metrics).toBe(true);
+    const dir = mkdtempSync(join(tmpdir(), 'cfg-'));
+    try {
+      writeFileSync(join(dir, 'tokens'), '# ops\nfirst\n\n  second  \n');
+      expect(loadConfig({ OPENAI_COMPAT_TOKENS: `@${join(dir, 'tokens')}` }).openaiCompat?.tokens).toEqual([
+        'first',
+        'second',
+      ]);
+      let message = '';
+      try {
+        loadConfig({ OPENAI_COMPAT_TOKENS: 'good,bad token-with-space\u0001', METRICS: 'yes' });
+      } catch (err) {
+        expect(err).toBeInstanceOf(ConfigError);
+        message = (err as Error).message;
+      }
+      expect(message).toMatch(/OPENAI_COMPAT_TOKENS entry 2 is not 1–512 visible ASCII characters/);
+      expect(message).toMatch(/METRICS must be on or off/);
+      expect(message).not.toMatch(/token-with-space/);
+      expect(() => loadConfig({ OPENAI_COMPAT_TOKENS: `@${join(dir, 'missing')}` })).toThrow(/cannot be read/);
+      expect(() => loadConfig({ OPENAI_COMPAT_TOKENS: ',' })).toThrow(/names no token/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('takes a separate media origin and upload caps', () => {

@@ -5,6 +5,7 @@
  */
 
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 
@@ -94,6 +95,13 @@ export interface Config {
   /** Byte cap on remote media (200 MB). */
   maxSourceBytes: number;
   maxDurationSec: number;
+  /**
+   * The operators' OpenAI-compatible surface (`/v1/*`): absent unless OPENAI_COMPAT_TOKENS names
+   * bearer tokens; then `rateLimitMax` requests per window per token.
+   */
+  openaiCompat?: { tokens: readonly string[]; rateLimitMax: number };
+  /** `GET /metrics` (Prometheus text) is served only when METRICS=on: it tells outsiders about load. */
+  metrics: boolean;
   media: {
     /**
      * Where media and captions are served from (default PUBLIC_URL). Its media URLs count as
@@ -199,6 +207,10 @@ export function loadConfig(env: Env, defaults: { repoRoot?: string } = {}): Read
   const dataDir = resolve(str('DATA_DIR') ?? resolve(repoRoot, '.data'));
   const mediaOrigin = (url('MEDIA_ORIGIN', ['http:', 'https:']) ?? publicUrl).replace(/\/+$/, '');
 
+  const openaiTokens = parseTokens(str('OPENAI_COMPAT_TOKENS'), problems);
+  const metricsRaw = str('METRICS') ?? 'off';
+  if (metricsRaw !== 'on' && metricsRaw !== 'off') problems.push('METRICS must be on or off');
+
   const config: Config = {
     port,
     host,
@@ -266,6 +278,7 @@ export function loadConfig(env: Env, defaults: { repoRoot?: string } = {}): Read
     },
     maxSourceBytes: int('MAX_SOURCE_BYTES', 200 * 1024 * 1024, 1, 10 * 1024 ** 3),
     maxDurationSec: int('MAX_DURATION_SEC', 4 * 3600, 1, 48 * 3600),
+    metrics: metricsRaw === 'on',
     media: {
       origin: new URL(mediaOrigin).origin,
       dir: resolve(dataDir, 'media'),
@@ -277,6 +290,12 @@ export function loadConfig(env: Env, defaults: { repoRoot?: string } = {}): Read
   if (databaseUrl !== undefined) config.databaseUrl = databaseUrl;
   if (redisUrl !== undefined) config.redisUrl = redisUrl;
   if (payTo !== undefined) config.x402.payTo = payTo;
+  if (openaiTokens !== undefined) {
+    config.openaiCompat = {
+      tokens: Object.freeze(openaiTokens),
+      rateLimitMax: int('OPENAI_COMPAT_RATE_LIMIT_MAX', 60, 1, 1_000_000),
+    };
+  }
   if (googleId !== undefined && googleSecret !== undefined) {
     config.google = { clientId: googleId, clientSecret: googleSecret, issuer: googleIssuer };
   }
@@ -309,6 +328,37 @@ function parseTrustProxy(raw: string | undefined, problems: string[]): false | n
     }
   }
   return Object.freeze(entries);
+}
+
+/**
+ * OPENAI_COMPAT_TOKENS: a comma list, or `@path` to a file with one token per line (blank lines
+ * and `#` comments skipped). Problems never quote a token: the message reaches logs.
+ */
+function parseTokens(raw: string | undefined, problems: string[]): string[] | undefined {
+  if (raw === undefined) return undefined;
+  let list: string[];
+  if (raw.startsWith('@')) {
+    try {
+      list = readFileSync(raw.slice(1), 'utf8')
+        .split('\n')
+        .map((l) => l.trim())
+        .filter((l) => l !== '' && !l.startsWith('#'));
+    } catch {
+      problems.push(`OPENAI_COMPAT_TOKENS file ${JSON.stringify(raw.slice(1))} cannot be read`);
+      return undefined;
+    }
+  } else {
+    list = raw
+      .split(',')
+      .map((t) => t.trim())
+      .filter((t) => t !== '');
+  }
+  if (list.length === 0) problems.push('OPENAI_COMPAT_TOKENS names no token');
+  list.forEach((t, i) => {
+    if (!/^[\x21-\x7e]{1,512}$/.test(t))
+      problems.push(`OPENAI_COMPAT_TOKENS entry ${i + 1} is not 1–512 visible ASCII characters`);
+  });
+  return list;
 }
 
 function deepFreeze<T>(value: T): T {

@@ -60,6 +60,8 @@ export const API_ERROR_CODES = {
   GUEST_DURATION_EXCEEDED: 'The recording is longer than guests may have captioned (details.maxDurationSec); sign in.',
   INSUFFICIENT_STORAGE: 'The media disk is below its free-space floor (DISK_FLOOR_BYTES); see Retry-After.',
   QUEUE_FULL: 'Too many caption jobs are pending; try again later.',
+  API_TOKEN_INVALID: 'The operators’ /v1 surface needs `Authorization: Bearer <token>` with a token it was given.',
+  MODEL_NOT_SERVED: 'This server does not serve the model named (GET /v1/models lists those it does).',
 } as const;
 
 export type ApiErrorCode = keyof typeof API_ERROR_CODES;

@@ -52,7 +52,7 @@ declare module 'fastify' {
 }
 
 type Limiter = ReturnType<FastifyInstance['createRateLimit']>;
-type Outcome = Extract<Awaited<ReturnType<Limiter>>, { isAllowed: false }>;
+export type Outcome = Extract<Awaited<ReturnType<Limiter>>, { isAllowed: false }>;
 
 /** The client's network: an IPv4 address, or the /64 of an IPv6 one (IPv4-mapped read as IPv4). */
 export function clientNetwork(ip: string): string {
@@ -74,7 +74,7 @@ function retryAfter(outcome: Outcome): number {
   return Math.max(1, Math.ceil(outcome.ttl / 1000));
 }
 
-function limited(outcome: Outcome, message = 'Rate limit exceeded'): ApiError {
+export function limited(outcome: Outcome, message = 'Rate limit exceeded'): ApiError {
   const sec = retryAfter(outcome);
   return new ApiError(429, 'RATE_LIMITED', `${message}; retry in ${sec} s.`, {
     headers: { 'retry-after': String(sec) },
@@ -83,7 +83,7 @@ function limited(outcome: Outcome, message = 'Rate limit exceeded'): ApiError {
 }
 
 /** Sets the draft headers unless a tighter count has already set them. */
-function setHeaders(reply: FastifyReply, outcome: Outcome): void {
+export function setHeaders(reply: FastifyReply, outcome: Outcome): void {
   const prev = reply.getHeader('ratelimit-remaining');
   if (prev !== undefined && Number(prev) <= outcome.remaining) return;
   reply.header('ratelimit-limit', outcome.max);

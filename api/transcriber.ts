@@ -4,7 +4,7 @@
  * queue from workers/ (in-process, or BullMQ on Redis with separate worker processes).
  */
 
-import { createEngine, type EngineOptions } from '../engine/index.ts';
+import { createEngine, type Engine, type EngineOptions } from '../engine/index.ts';
 import { SafeFetcher, type SourcePolicy } from '../engine/source/index.ts';
 import { resolveModel } from '../models/index.ts';
 import {
@@ -60,11 +60,17 @@ export async function createServiceTranscriber(opts: ServiceTranscriberOptions):
   if (queue.kind !== 'memory') return transcriber;
 
   // One model, loaded on the first job; a failed load is retried by the next.
+  let modelLoadSec: number | undefined;
+  let loaded: Engine | undefined;
   const engines = new EnginePool(async (model, signal) => {
     const { path } = await resolveModel(model, { signal });
     const o: EngineOptions = { modelPath: path, maxDurationSec: opts.maxDurationSec };
     if (opts.threads !== undefined) o.threads = opts.threads;
-    return createEngine(o, { signal });
+    const started = performance.now();
+    const engine = await createEngine(o, { signal });
+    modelLoadSec = (performance.now() - started) / 1000;
+    loaded = engine;
+    return engine;
   }, opts.model);
   const ownFetcher = opts.fetcher
     ? undefined
@@ -73,7 +79,18 @@ export async function createServiceTranscriber(opts: ServiceTranscriberOptions):
   const processor = createEngineProcessor({ engineFor: (_model, signal) => engines.get(undefined, signal), fetcher });
   await queue.work(processor, { concurrency: opts.concurrency ?? 1 });
   return {
-    transcribe: (req, signal) => transcriber.transcribe(req, signal),
+    transcribe: (req, signal, onProgress) => transcriber.transcribe(req, signal, onProgress),
+    async stats() {
+      const base = await transcriber.stats!();
+      const b = loaded?.model.batchStats();
+      return {
+        ...base,
+        engine: {
+          ...(modelLoadSec !== undefined ? { modelLoadSec } : {}),
+          ...(b ? { batch: { steps: b.steps, sequences: b.sequences, encodes: b.encodes, encodeMs: b.encodeMs } } : {}),
+        },
+      };
+    },
     async close() {
       await transcriber.close(); // closes the queue and its worker
       await engines.close();

@@ -174,6 +174,11 @@ describe('transcribe CLI', () => {
       const usage = await transcribe([JFK.wav, '--format', 'docx']);
       expect(usage.code).toBe(2);
       expect(usage.stderr).toMatch(/^error: USAGE --format must be one of/m);
+      const prompt = await transcribe([JFK.wav, '--prompt', 'word '.repeat(200)]);
+      expect(prompt.code).toBe(2);
+      expect(prompt.stderr).toMatch(
+        /^error: USAGE --prompt: The prompt is 1000 bytes; whisper's prompt window is 224 tokens/m,
+      );
     });
 
     it('a real model that is not on disk, offline → MODEL_NOT_AVAILABLE naming what and where', async () => {

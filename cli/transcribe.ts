@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { ensureAddon } from '../engine/asr/native/ensure.ts';
 import { type CaptionFormat, render } from '../engine/captions/index.ts';
 import { asEngineError } from '../engine/errors.ts';
-import { createEngine } from '../engine/index.ts';
+import { checkPrompt, createEngine } from '../engine/index.ts';
 import { DEFAULT_MODEL, resolveModel } from '../models/index.ts';
 import type { CliErrorCode } from './errors.ts';
 import { createProgressBar } from './progress.ts';
@@ -25,6 +25,7 @@ const USAGE = `usage: transcribe <file-or-url> [options]
   --concurrency N         windows decoded at once (default: auto)
   --batch-size N|auto     windows whose decoder steps share one graph (default auto; 1 = unbatched)
   --translate             translate to English
+  --prompt TEXT           condition the decoder on TEXT (names, spelling, style); whisper's 224-token window
   --no-vad                decode every 30 s of audio, silence included (no speech detection)
   --vad-model FILE        Silero VAD in ggml form: run VAD inside whisper.cpp (default: ONNX via onnxruntime)
   --max-duration SEC      refuse media longer than this (default 14400)
@@ -88,6 +89,7 @@ export async function main(argv: string[]): Promise<number> {
           ...(values.language === undefined ? {} : { language: values.language }),
           wordTimestamps: !values['no-word-timestamps'],
           translate: values.translate ?? false,
+          ...(values.prompt === undefined ? {} : { initialPrompt: values.prompt }),
         },
         {
           signal: abort.signal,
@@ -137,6 +139,7 @@ function parse(argv: string[]) {
       concurrency: { type: 'string' },
       'batch-size': { type: 'string' },
       translate: { type: 'boolean' },
+      prompt: { type: 'string' },
       'no-vad': { type: 'boolean' },
       'vad-model': { type: 'string' },
       'max-duration': { type: 'string' },
@@ -151,6 +154,13 @@ function parse(argv: string[]) {
   if (!FORMATS.has(format)) throw new UsageError(`--format must be one of ${[...FORMATS].join(', ')}`);
   if (values.language !== undefined && !/^[a-z]{2,3}$|^auto$/.test(values.language)) {
     throw new UsageError(`--language must be an ISO-639-1 code like 'en', got '${values.language}'`);
+  }
+  if (values.prompt !== undefined) {
+    try {
+      checkPrompt(values.prompt);
+    } catch (err) {
+      throw new UsageError(`--prompt: ${(err as Error).message}`);
+    }
   }
   const maxDuration = values['max-duration'] === undefined ? undefined : Number(values['max-duration']);
   if (maxDuration !== undefined && !(maxDuration > 0)) throw new UsageError('--max-duration must be > 0 seconds');

@@ -8,7 +8,7 @@
  * nothing of HTTP servers, queues, databases or the environment: callers pass options.
  */
 import type { Readable } from 'node:stream';
-import { type LoadOptions, WhisperModel } from './asr/index.ts';
+import { checkPrompt, type LoadOptions, WhisperModel } from './asr/index.ts';
 import { type DecodeOptions, decodeStream } from './decode/index.ts';
 import { throwIfAborted, untilAborted } from './errors.ts';
 import { type PipelineOptions, transcribeStream } from './pipeline/index.ts';
@@ -17,6 +17,7 @@ import type { AsrOptions, RunOptions, Transcript } from './types.ts';
 import { SileroVad } from './vad/silero.ts';
 import { type SpeechDetector, WhisperCppVad } from './vad/whisper-vad.ts';
 
+export { checkPrompt, PROMPT_MAX_BYTES, PROMPT_MAX_TOKENS } from './asr/index.ts';
 export type { EngineErrorCode } from './errors.ts';
 export { EngineError, ERROR_CODES, isEngineError } from './errors.ts';
 export { extractThumbnail, type MediaInfo, mediaContentType, probeMedia } from './media/probe.ts';
@@ -124,6 +125,7 @@ export async function createEngine(options: EngineOptions, run: Pick<RunOptions,
         typeof source === 'object' && 'stream' in source ? source.stream : undefined;
       try {
         throwIfAborted(run.signal, 'transcription');
+        checkPrompt(asr.initialPrompt);
         const threads = asr.threads ?? options.threads;
         // What can fail without the media fails before the origin is dialled.
         const detector = options.vad === false ? undefined : (options.vad?.detector ?? (await vadDetector(run.signal)));

@@ -17,6 +17,12 @@ export interface Segment {
   text: string;
   /** Present when word timestamps were requested (the default). */
   words?: Word[];
+  /** Text token ids (specials left out); present when `segmentStats` was asked. */
+  tokens?: number[];
+  /** Mean natural log of the text tokens' probabilities; present with `segmentStats`. */
+  avgLogprob?: number;
+  /** whisper.cpp's no-speech probability for the segment's window; present with `segmentStats`. */
+  noSpeechProb?: number;
 }
 
 export interface Transcript {
@@ -37,7 +43,13 @@ export interface AsrOptions {
   wordTimestamps?: boolean;
   /** Translate to English instead of transcribing. */
   translate?: boolean;
+  /**
+   * Text the decoder is conditioned on before the audio (spelling of names, style). At most
+   * PROMPT_MAX_BYTES of UTF-8 (see engine/asr's `checkPrompt`).
+   */
   initialPrompt?: string;
+  /** Per-segment token ids, mean log-probability and no-speech probability (OpenAI's verbose_json). */
+  segmentStats?: boolean;
   /** CPU threads for this job. */
   threads?: number;
   /** Beam search when > 1; greedy otherwise. */
@@ -60,6 +72,12 @@ export interface Progress {
   fraction?: number;
   /** Bytes received so far (fetch) or seconds of audio processed (decode, vad, asr). */
   done?: number;
+  /**
+   * asr: the segments that joined the finished, in-order part of the transcript with this report
+   * (`from` is the index of the first of them), for callers that stream text as windows finish.
+   * Times and text only; the final Transcript has the rest.
+   */
+  partial?: { from: number; segments: Array<{ start: number; end: number; text: string }> };
 }
 
 /** What every long operation takes: cancellation and progress. */

@@ -202,6 +202,11 @@ export class BullmqQueue implements JobQueue {
     return (await this.status(input.id)) ?? this.#fallbackStatus(input);
   }
 
+  async counts(): Promise<{ waiting: number; active: number }> {
+    const c = await this.#queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active');
+    return { waiting: (c.waiting ?? 0) + (c.prioritized ?? 0) + (c.delayed ?? 0), active: c.active ?? 0 };
+  }
+
   async status(id: string): Promise<JobStatus | undefined> {
     const { job, state } = await this.#read(id);
     if (job) return this.#statusOf(job, state);

@@ -255,6 +255,23 @@ describe.each(backends)('queue conformance: $name', (backend) => {
     await until(() => calls.aborted.length === 1);
   });
 
+  it('counts() tells waiting from active jobs, and both drop to 0 when the work is done', async () => {
+    const q = await backend.make();
+    for (const id of ['c1', 'c2', 'c3']) await q.enqueue({ id, source: 'standin:ok?ms=20000&steps=200' });
+    expect(await q.counts()).toEqual({ waiting: 3, active: 0 });
+    const calls = newCalls();
+    const started = new Promise<void>((resolve) => {
+      void q.subscribe('c1', (e) => e.type === 'progress' && resolve());
+    });
+    await q.work(createStandinProcessor(calls), { concurrency: 1 });
+    await started;
+    expect(await q.counts()).toEqual({ waiting: 2, active: 1 });
+    for (const id of ['c1', 'c2', 'c3']) await q.cancel(id);
+    await until(async () => (await q.status('c1'))?.state === 'cancelled');
+    await until(async () => (await q.counts()).active === 0);
+    expect(await q.counts()).toEqual({ waiting: 0, active: 0 });
+  });
+
   it('keeps to the configured concurrency', async () => {
     const q = await backend.make();
     const calls = newCalls();

@@ -17,7 +17,12 @@ export { MemoryQueue, type MemoryQueueOptions } from './memory-queue.ts';
 export { createEngineProcessor, EnginePool, type EngineProcessorOptions } from './processor.ts';
 export * from './retry.ts';
 export { runJob } from './run-job.ts';
-export { createQueueTranscriber, type QueueTranscribeRequest, type QueueTranscriber } from './transcriber.ts';
+export {
+  createQueueTranscriber,
+  type QueueTranscribeRequest,
+  type QueueTranscriber,
+  type TranscriberStats,
+} from './transcriber.ts';
 export * from './types.ts';
 
 export type QueueOptions = MemoryQueueOptions &

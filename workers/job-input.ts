@@ -2,12 +2,12 @@
  * Checks a job before either backend stores it, so both refuse the same inputs with the same code,
  * and the small pieces both backends share: progress throttling and the abort-aware wait.
  */
+import { checkPrompt } from '../engine/asr/index.ts';
 import { EngineError } from '../engine/errors.ts';
 import type { Progress } from '../engine/types.ts';
 import { CAPTION_FORMATS, type CaptionFormat, JOB_ID_PATTERN, type TranscriptionJobInput } from './types.ts';
 
 const MAX_SOURCE_CHARS = 4096;
-const MAX_PROMPT_CHARS = 2000;
 
 function invalid(message: string): EngineError {
   return new EngineError('INVALID_OPTIONS', message);
@@ -28,11 +28,13 @@ export function validateJobInput(input: TranscriptionJobInput): TranscriptionJob
   for (const key of ['wordTimestamps', 'translate'] as const) {
     if (o[key] !== undefined && typeof o[key] !== 'boolean') throw invalid(`${key} is a boolean.`);
   }
-  if (
-    o.initialPrompt !== undefined &&
-    (typeof o.initialPrompt !== 'string' || o.initialPrompt.length > MAX_PROMPT_CHARS)
-  ) {
-    throw invalid(`initialPrompt is a string of at most ${MAX_PROMPT_CHARS} characters.`);
+  // The engine's own cap (whisper's prompt window), so a job the worker would refuse is refused here.
+  checkPrompt(o.initialPrompt);
+  for (const key of ['segmentStats'] as const) {
+    if (o[key] !== undefined && typeof o[key] !== 'boolean') throw invalid(`${key} is a boolean.`);
+  }
+  if (o.temperature !== undefined && !(typeof o.temperature === 'number' && o.temperature >= 0 && o.temperature <= 1)) {
+    throw invalid('temperature is a number in [0, 1].');
   }
   if (o.model !== undefined && (typeof o.model !== 'string' || o.model.length === 0 || o.model.length > 512)) {
     throw invalid('model is a model name or path.');
@@ -65,6 +67,8 @@ export function validateJobInput(input: TranscriptionJobInput): TranscriptionJob
   if (o.wordTimestamps !== undefined) options.wordTimestamps = o.wordTimestamps;
   if (o.translate !== undefined) options.translate = o.translate;
   if (o.initialPrompt !== undefined) options.initialPrompt = o.initialPrompt;
+  if (o.segmentStats !== undefined) options.segmentStats = o.segmentStats;
+  if (o.temperature !== undefined) options.temperature = o.temperature;
   if (o.formats !== undefined) options.formats = [...o.formats];
   if (o.model !== undefined) options.model = o.model;
   if (o.sourcePolicy !== undefined) {
@@ -79,15 +83,16 @@ export function validateJobInput(input: TranscriptionJobInput): TranscriptionJob
 }
 
 /**
- * Passes progress on at most every `intervalMs`, except that the first report and every change of
- * stage go through at once (a watcher learns promptly that a job has started and where it is).
+ * Passes progress on at most every `intervalMs`, except that the first report, every change of
+ * stage and every report with finished text (`partial`) go through at once (a watcher learns promptly that a job has started and where it is).
  */
 export function throttleProgress(sink: (p: Progress) => void, intervalMs: number): (p: Progress) => void {
   let lastAt = 0;
   let lastStage: string | undefined;
   return (p) => {
     const now = Date.now();
-    if (p.stage !== lastStage || now - lastAt >= intervalMs) {
+    // A report that carries finished text is never dropped: a streaming reader needs every piece.
+    if (p.partial !== undefined || p.stage !== lastStage || now - lastAt >= intervalMs) {
       lastStage = p.stage;
       lastAt = now;
       sink(p);

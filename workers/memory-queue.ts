@@ -105,6 +105,16 @@ export class MemoryQueue implements JobQueue {
     return this.#toStatus(record);
   }
 
+  async counts(): Promise<{ waiting: number; active: number }> {
+    let waiting = 0;
+    let active = 0;
+    for (const r of this.#jobs.values()) {
+      if (r.state === 'queued') waiting++;
+      else if (r.state === 'active') active++;
+    }
+    return { waiting, active };
+  }
+
   async status(id: string): Promise<JobStatus | undefined> {
     const record = this.#jobs.get(id);
     return record && this.#toStatus(record);

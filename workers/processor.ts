@@ -43,6 +43,8 @@ export function createEngineProcessor(options: EngineProcessorOptions): JobProce
     if (o.wordTimestamps !== undefined) asr.wordTimestamps = o.wordTimestamps;
     if (o.translate !== undefined) asr.translate = o.translate;
     if (o.initialPrompt !== undefined) asr.initialPrompt = o.initialPrompt;
+    if (o.temperature !== undefined) asr.temperature = o.temperature;
+    if (o.segmentStats !== undefined) asr.segmentStats = o.segmentStats;
     if (options.threads !== undefined) asr.threads = options.threads;
     const run = { signal, onProgress };
     const ownFetch = o.sourcePolicy !== undefined || o.maxBytes !== undefined || o.fetchTimeoutMs !== undefined;

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { SourcePolicy } from '../engine/source/index.ts';
-import type { Transcript } from '../engine/types.ts';
+import type { Progress, Transcript } from '../engine/types.ts';
 import { runJob } from './run-job.ts';
 import type { JobQueue, TranscriptionJobOptions } from './types.ts';
 
@@ -17,6 +17,13 @@ export interface QueueTranscribeRequest {
   policy: SourcePolicy;
   language?: string;
   wordTimestamps: boolean;
+  /** whisper's initial prompt. */
+  initialPrompt?: string;
+  /** Translate to English instead of transcribing. */
+  translate?: boolean;
+  temperature?: number;
+  /** Per-segment token ids and probabilities in the result. */
+  segmentStats?: boolean;
   maxBytes: number;
   /** The fetch's whole budget (see TranscriptionJobOptions.fetchTimeoutMs). */
   fetchTimeoutMs?: number;
@@ -24,9 +31,29 @@ export interface QueueTranscribeRequest {
 
 export interface QueueTranscriber {
   /** Rejects with EngineError (the job's failure code); ABORTED once `signal` fires, and the job is cancelled. */
-  transcribe(request: QueueTranscribeRequest, signal: AbortSignal): Promise<Transcript>;
+  transcribe(
+    request: QueueTranscribeRequest,
+    signal: AbortSignal,
+    /** The job's progress as it is reported (finished text in `partial`, in order). */
+    onProgress?: (progress: Progress) => void,
+  ): Promise<Transcript>;
+  /** What the service's metrics read: the queue's depth and, where this process runs the engine, its counters. */
+  stats?(): Promise<TranscriberStats>;
   /** Closes the queue when this transcriber owns it. */
   close(): Promise<void>;
+}
+
+export interface TranscriberStats {
+  queue: 'memory' | 'bullmq';
+  waiting: number;
+  active: number;
+  /** Present where the model runs in this process (the in-process queue). */
+  engine?: {
+    /** Seconds the model took to load, once loaded. */
+    modelLoadSec?: number;
+    /** engine/asr's batched-decoder counters (BatchStats), when the model batches. */
+    batch?: { steps: number; sequences: number; encodes: number; encodeMs: number };
+  };
 }
 
 export interface QueueTranscriberOptions {
@@ -38,13 +65,17 @@ export interface QueueTranscriberOptions {
 
 export function createQueueTranscriber(queue: JobQueue, options: QueueTranscriberOptions = {}): QueueTranscriber {
   return {
-    transcribe(request, signal) {
+    transcribe(request, signal, onProgress) {
       const jobOptions: TranscriptionJobOptions = {
         wordTimestamps: request.wordTimestamps,
         sourcePolicy: request.policy,
         maxBytes: request.maxBytes,
       };
       if (request.language !== undefined) jobOptions.language = request.language;
+      if (request.initialPrompt !== undefined) jobOptions.initialPrompt = request.initialPrompt;
+      if (request.translate !== undefined) jobOptions.translate = request.translate;
+      if (request.temperature !== undefined) jobOptions.temperature = request.temperature;
+      if (request.segmentStats !== undefined) jobOptions.segmentStats = request.segmentStats;
       if (request.fetchTimeoutMs !== undefined) jobOptions.fetchTimeoutMs = request.fetchTimeoutMs;
       if (options.model !== undefined) jobOptions.model = options.model;
       // A request is its own job: two identical requests are two jobs, as two calls to the engine would be.
@@ -54,8 +85,11 @@ export function createQueueTranscriber(queue: JobQueue, options: QueueTranscribe
       return runJob(
         queue,
         { id, source: request.sourcePath ?? request.sourceUrl, options: jobOptions },
-        { signal },
+        onProgress ? { signal, onProgress } : { signal },
       ).finally(forget);
+    },
+    async stats() {
+      return { queue: queue.kind, ...(await queue.counts()) };
     },
     async close() {
       if (options.ownsQueue !== false) await queue.close();

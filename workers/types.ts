@@ -27,7 +27,12 @@ export interface TranscriptionJobOptions {
   language?: string;
   wordTimestamps?: boolean;
   translate?: boolean;
+  /** whisper's initial prompt (at most engine's PROMPT_MAX_BYTES). */
   initialPrompt?: string;
+  /** Sampling temperature of the first decode, 0..1 (fallback raises it as whisper.cpp does). */
+  temperature?: number;
+  /** Per-segment token ids and probabilities in the result (see engine AsrOptions.segmentStats). */
+  segmentStats?: boolean;
   formats?: CaptionFormat[];
   /** Model name (or path) the worker should use; omit for the worker's default. */
   model?: string;
@@ -154,6 +159,8 @@ export interface JobQueue {
   wait(id: string, options?: WaitOptions): Promise<Transcript>;
   /** Live events for one job; resolves once listening, with the function that stops it. */
   subscribe(id: string, listener: (event: JobEvent) => void): Promise<() => void>;
+  /** Jobs waiting (queued or waiting for a retry) and being worked, across every consumer. */
+  counts(): Promise<{ waiting: number; active: number }>;
   /** Starts consuming jobs with `processor` in this process. */
   work(processor: JobProcessor, options?: WorkOptions): Promise<JobWorker>;
   /** Closes connections; workers started here are closed first (waiting for their active jobs). */

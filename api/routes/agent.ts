@@ -27,7 +27,13 @@ import {
   paymentId,
   paymentRequired,
 } from '../x402/payment.ts';
-import { type TranscribeBody, transcribeBody, transcribeForClient, transcriptSchema } from './transcribe.ts';
+import {
+  checkedPrompt,
+  type TranscribeBody,
+  transcribeBody,
+  transcribeForClient,
+  transcriptSchema,
+} from './transcribe.ts';
 
 /** Time an authorization must have left when it arrives; half of it is kept for settling. */
 export const SETTLE_MARGIN_SEC = 30;
@@ -49,6 +55,8 @@ export interface AgentOptions {
    * pool, so unverified (forged) payments never hold a work slot or count against a payer.
    */
   verifications: { admission: Admission; perNetworkMax: number };
+  /** Told of each facilitator outcome (the service's metrics). */
+  onPayment?: (outcome: 'verified' | 'settled' | 'refused') => void;
 }
 
 export async function agentRoutes(app: FastifyInstance, opts: AgentOptions): Promise<void> {
@@ -95,6 +103,7 @@ export async function agentRoutes(app: FastifyInstance, opts: AgentOptions): Pro
     async (request, reply) => {
       const body = request.body as TranscribeBody;
       checkPublicHttpsUrl(body.sourceUrl, { allowedPorts: config.sourcePorts });
+      const prompt = checkedPrompt(body);
       if (x.payTo === undefined) {
         throw new ApiError(503, 'PAYMENTS_DISABLED', 'Payments are not enabled on this server.');
       }
@@ -121,9 +130,13 @@ export async function agentRoutes(app: FastifyInstance, opts: AgentOptions): Pro
         ]);
         try {
           await verifyOrThrow(facilitator, payment, requirements, opts.facilitatorTimeoutMs, request);
+        } catch (err) {
+          if (err instanceof ApiError && err.code === 'PAYMENT_INVALID') opts.onPayment?.('refused');
+          throw err;
         } finally {
           leaveVerify();
         }
+        opts.onPayment?.('verified');
         // Then the work pool: a payer or a network already in flight, or a full queue, gets an
         // immediate answer instead of a place behind work that may never pay.
         leave = opts.admission.enter([
@@ -149,6 +162,7 @@ export async function agentRoutes(app: FastifyInstance, opts: AgentOptions): Pro
           fetchTimeoutMs: Math.min(workMs, config.agentFetchTimeoutSec * 1000),
         };
         if (body.language !== undefined) req.language = body.language;
+        if (prompt !== undefined) req.initialPrompt = prompt;
         const deadline = AbortSignal.timeout(workMs);
         let transcript: Awaited<ReturnType<typeof transcribeForClient>>;
         try {
@@ -180,12 +194,14 @@ export async function agentRoutes(app: FastifyInstance, opts: AgentOptions): Pro
           throw paymentRequired(requirements, 'PAYMENT_SETTLEMENT_FAILED', 'Settlement failed; no result is given.');
         }
         if (!settle.success) {
+          opts.onPayment?.('refused');
           request.log.warn({ paymentId: id, reason: settle.errorReason }, 'x402 settle refused');
           throw paymentRequired(requirements, 'PAYMENT_SETTLEMENT_FAILED', 'Settlement failed; no result is given.', {
             reason: settle.errorReason ?? 'unknown',
           });
         }
         settled = true;
+        opts.onPayment?.('settled');
         const payer = settle.payer ?? payment.payload.authorization.from;
         await storage
           .recordPayment({

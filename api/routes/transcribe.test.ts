@@ -79,6 +79,24 @@ describe('POST /api/transcribe', () => {
     });
   });
 
+  it('passes the prompt to the transcriber; one past whisper’s prompt window is 400 before any work', async () => {
+    const ok = await send({ sourceUrl: 'https://media.example.test/x.mp3', prompt: 'Kennedy, Berlin' });
+    expect(ok.statusCode).toBe(200);
+    expect(transcriber.calls.at(-1)?.initialPrompt).toBe('Kennedy, Berlin');
+    const before = transcriber.calls.length;
+    // Within the schema's character bound, past the byte bound (two bytes per character).
+    const long = await send({ sourceUrl: 'https://media.example.test/x.mp3', prompt: 'é'.repeat(500) });
+    expect(long.statusCode).toBe(400);
+    expect(long.json()).toMatchObject({ code: 'VALIDATION_FAILED', details: { param: 'prompt' } });
+    const tooLong = await send({ sourceUrl: 'https://media.example.test/x.mp3', prompt: 'a'.repeat(2000) });
+    expect(tooLong.statusCode).toBe(400);
+    expect(transcriber.calls.length).toBe(before);
+    // The OpenAPI document (and so the MCP tool schema built from it) describes the field.
+    const doc = (await t.app.inject({ url: '/openapi.json' })).json();
+    const schema = doc.paths['/api/transcribe'].post.requestBody.content['application/json'].schema;
+    expect(schema.properties.prompt).toMatchObject({ type: 'string', maxLength: 896 });
+  });
+
   it('leaves words out when word_timestamps is false', async () => {
     const res = await send({ sourceUrl: 'https://media.example.test/x.mp3', word_timestamps: false });
     expect(res.statusCode).toBe(200);

@@ -5,9 +5,11 @@
  */
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Transcript } from '../../engine/types.ts';
+import { checkPrompt, PROMPT_MAX_BYTES, PROMPT_MAX_TOKENS } from '../../engine/index.ts';
+import type { Progress, Transcript } from '../../engine/types.ts';
 import type { Admission } from '../admission.ts';
 import { requireSession } from '../auth/session.ts';
+import { ApiError } from '../errors.ts';
 import { clientNetwork } from '../ratelimit.ts';
 import { csrfHeader, errorResponses, TRANSCRIPTION_ERRORS } from '../schemas.ts';
 import { checkMediaHostUrl } from '../source-url.ts';
@@ -21,6 +23,11 @@ export const transcribeBody = {
     sourceUrl: { type: 'string', minLength: 1, maxLength: 4096, description: 'https URL of the media' },
     word_timestamps: { type: 'boolean', default: true },
     language: { type: 'string', pattern: '^[a-z]{2}$', description: 'ISO-639-1 hint; omit to detect' },
+    prompt: {
+      type: 'string',
+      maxLength: PROMPT_MAX_BYTES,
+      description: `Text the model is conditioned on before the audio (names, spelling, style): whisper's ${PROMPT_MAX_TOKENS}-token prompt window, at most ${PROMPT_MAX_BYTES} bytes of UTF-8.`,
+    },
   },
 } as const;
 
@@ -28,6 +35,16 @@ export interface TranscribeBody {
   sourceUrl: string;
   word_timestamps: boolean;
   language?: string;
+  prompt?: string;
+}
+
+/** The body's prompt, checked against whisper's window before any work or payment (400). */
+export function checkedPrompt(body: TranscribeBody): string | undefined {
+  try {
+    return checkPrompt(body.prompt === '' ? undefined : body.prompt);
+  } catch (err) {
+    throw new ApiError(400, 'VALIDATION_FAILED', (err as Error).message, { details: { param: 'prompt' } });
+  }
 }
 
 const wordSchema = {
@@ -70,6 +87,7 @@ export async function transcribeForClient(
   req: TranscribeRequest,
   /** Also stop at this signal (the paid route's settlement deadline). */
   deadline?: AbortSignal,
+  onProgress?: (progress: Progress) => void,
 ): Promise<Transcript> {
   const controller = new AbortController();
   const onDeadline = () => controller.abort(deadline?.reason);
@@ -83,7 +101,7 @@ export async function transcribeForClient(
   // `request.raw.destroyed`: a request is destroyed once its body is consumed.)
   if (request.raw.socket?.destroyed) onClose();
   try {
-    const t = await transcriber.transcribe(req, controller.signal);
+    const t = await transcriber.transcribe(req, controller.signal, onProgress);
     return req.wordTimestamps ? t : { ...t, segments: t.segments.map(({ words: _w, ...s }) => s) };
   } finally {
     reply.raw.off('close', onClose);
@@ -125,6 +143,7 @@ export async function transcribeRoutes(
     },
     async (request, reply) => {
       const body = request.body as TranscribeBody;
+      const prompt = checkedPrompt(body);
       const ownPath = (await opts.ownMediaPath?.(request, body.sourceUrl)) ?? null;
       if (ownPath === null) checkMediaHostUrl(body.sourceUrl, opts.mediaHosts, { allowedPorts: opts.sourcePorts });
       const req: TranscribeRequest = {
@@ -134,6 +153,7 @@ export async function transcribeRoutes(
         maxBytes: opts.maxSourceBytes,
       };
       if (body.language !== undefined) req.language = body.language;
+      if (prompt !== undefined) req.initialPrompt = prompt;
       if (ownPath !== null) req.sourcePath = ownPath;
       const leave = opts.admission.enter([
         { key: `user:${request.auth!.userId}`, max: opts.perCallerMax },

@@ -186,6 +186,7 @@ export function buildDocuments(input: DocumentInputs): DocumentSet {
       `An account has one credential: the session cookie \`${auth.sessionCookie}\`, set when a person signs in interactively on the [sign-in page](${auth.signInUrl}). Providers: ${providers.join(', ')}.`,
       '',
       '- There is **no token endpoint**, **no dynamic client registration** and **no API keys**. The OAuth and OpenID metadata documents say so.',
+      "- `/v1/*` (OpenAI-compatible transcription) is not part of this public surface: it is an operator's own door for their batch jobs, off unless the operator configures bearer tokens for it, and it answers 404 otherwise. No token for it is handed out here.",
       `- An agent that acts for a person uses that person's session: a human signs in at ${auth.signInUrl}, and the agent's HTTP client sends the cookie (the MCP server's session tools take it from the HTTP request).`,
       `- An agent without an account pays per call instead: see [Pricing and payments](${abs(DOC_PATHS['pricing.md'])}).`,
       `- Cookie-authenticated requests that change state send a CSRF token from [${'`GET /api/auth/csrf`'}](${auth.csrf.tokenUrl}) as the \`${auth.csrf.header}\` header.`,

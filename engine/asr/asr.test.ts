@@ -27,6 +27,7 @@ import {
   type AsrResult,
   addonPath,
   detectSpeechWhisperVad,
+  PROMPT_MAX_BYTES,
   WhisperModel,
   WhisperVadModel,
   whisperCliPath,
@@ -262,6 +263,42 @@ describe('WhisperModel', () => {
   );
 
   it(
+    'segmentStats: each segment carries its text token ids, their mean ln p and the no-speech probability',
+    async () => {
+      const r = await model.transcribe(jfk, { ...GREEDY, rawTokens: true, segmentStats: true });
+      expect(r.segments.length).toBe(first.segments.length);
+      for (const [i, s] of r.segments.entries()) {
+        // whisper's vocabulary: every id from end-of-text on is special (timestamps included).
+        const eot = model.info.multilingual ? 50257 : 50256;
+        const text = r.tokens![i]!.filter((t) => t.id < eot);
+        expect(s.tokens).toEqual(text.map((t) => t.id));
+        const mean = text.reduce((a, t) => a + Math.log(t.p), 0) / text.length;
+        expect(s.avgLogprob).toBeCloseTo(mean, 5);
+        expect(s.noSpeechProb).toBeGreaterThanOrEqual(0);
+        expect(s.noSpeechProb).toBeLessThanOrEqual(1);
+        const { tokens: _t, avgLogprob: _a, noSpeechProb: _n, ...rest } = s;
+        expect(rest).toEqual(first.segments[i]);
+      }
+    },
+    SLOW,
+  );
+
+  it(
+    'initialPrompt conditions the decoder: the same audio decodes to other tokens after a prompt',
+    async () => {
+      const plain = await model.transcribe(jfk, { ...GREEDY, rawTokens: true });
+      const prompted = await model.transcribe(jfk, {
+        ...GREEDY,
+        rawTokens: true,
+        initialPrompt: 'Ask not what your country can do for you.',
+      });
+      const ids = (r: AsrResult) => r.tokens!.flat().map((t) => t.id);
+      expect(ids(prompted)).not.toEqual(ids(plain));
+    },
+    SLOW,
+  );
+
+  it(
     'returns raw tokens with their bytes when asked',
     async () => {
       const r = await model.transcribe(jfk, { ...GREEDY, rawTokens: true });
@@ -328,6 +365,9 @@ describe('WhisperModel failures', () => {
       model.transcribe(jfk, { beamSize: 'five' as unknown as number }),
       model.transcribe(jfk, { temperature: Number.NaN }),
       model.transcribe(jfk, { initialPrompt: 42 as unknown as string }),
+      // Past whisper's prompt window (n_text_ctx / 2 tokens), refused rather than cut silently.
+      model.transcribe(jfk, { initialPrompt: 'é'.repeat(PROMPT_MAX_BYTES / 2 + 1) }),
+      model.transcribe(jfk, { segmentStats: 'yes' as unknown as boolean }),
       model.transcribe(jfk, {}, { offset: -1 }),
       model.transcribe(jfk, {}, { signal: 'stop' as unknown as AbortSignal }),
       model.detectLanguage(jfk, { threads: 1.5 }),

@@ -379,10 +379,35 @@ interface NativeParams {
   exactTokens?: number;
 }
 
-function transcribeParams(opts: Record<string, unknown>): { params: NativeParams; words: boolean; raw: boolean } {
-  if (opts.initialPrompt !== undefined && typeof opts.initialPrompt !== 'string') {
-    throw invalid('initialPrompt must be a string.');
+/**
+ * whisper.cpp conditions on at most n_text_ctx / 2 = 224 prompt tokens and silently drops the
+ * front of a longer prompt. The addon has no tokenizer call to count them, so the cap is on
+ * UTF-8 bytes: whisper's byte-level BPE averages about four bytes per token on prose, so 896
+ * bytes is about the window; a longer prompt is refused rather than cut without a word.
+ */
+export const PROMPT_MAX_TOKENS = 224;
+export const PROMPT_MAX_BYTES = PROMPT_MAX_TOKENS * 4;
+
+/** Throws INVALID_OPTIONS for a prompt that is not a string or is longer than the window. */
+export function checkPrompt(prompt: unknown): string | undefined {
+  if (prompt === undefined) return undefined;
+  if (typeof prompt !== 'string') throw invalid('initialPrompt must be a string.');
+  const bytes = Buffer.byteLength(prompt, 'utf8');
+  if (bytes > PROMPT_MAX_BYTES) {
+    throw invalid(
+      `The prompt is ${bytes} bytes; whisper's prompt window is ${PROMPT_MAX_TOKENS} tokens (at most ${PROMPT_MAX_BYTES} bytes here).`,
+    );
   }
+  return prompt;
+}
+
+function transcribeParams(opts: Record<string, unknown>): {
+  params: NativeParams;
+  words: boolean;
+  raw: boolean;
+  stats: boolean;
+} {
+  const initialPrompt = checkPrompt(opts.initialPrompt);
   const words = checkBool('wordTimestamps', opts.wordTimestamps) ?? true;
   const params: NativeParams = {
     language: checkLanguage(opts.language),
@@ -399,10 +424,15 @@ function transcribeParams(opts: Record<string, unknown>): { params: NativeParams
     entropyThold: checkNum('entropyThreshold', opts.entropyThreshold, 0, 100),
     logprobThold: checkNum('logprobThreshold', opts.logprobThreshold, -100, 0),
     noSpeechThold: checkNum('noSpeechThreshold', opts.noSpeechThreshold, 0, 1),
-    initialPrompt: opts.initialPrompt as string | undefined,
+    initialPrompt,
     exactTokens: checkInt('benchmarkExactTokens', opts.benchmarkExactTokens, 1, 220),
   };
-  return { params, words, raw: checkBool('rawTokens', opts.rawTokens) ?? false };
+  return {
+    params,
+    words,
+    raw: checkBool('rawTokens', opts.rawTokens) ?? false,
+    stats: checkBool('segmentStats', opts.segmentStats) ?? false,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -557,7 +587,7 @@ export class WhisperModel {
   /** Transcribes 16 kHz mono samples. Times are seconds from the start of `pcm` plus `run.offset`. */
   async transcribe(pcm: Float32Array, opts: TranscribeOptions = {}, run: AsrRunOptions = {}): Promise<AsrResult> {
     const samples = checkPcm(pcm);
-    const { params, words, raw } = transcribeParams(checkObject('options', opts));
+    const { params, words, raw, stats } = transcribeParams(checkObject('options', opts));
     const r = checkObject('run options', run);
     const signal = checkSignal(r.signal);
     const onProgress = checkProgress(r.onProgress);
@@ -591,7 +621,7 @@ export class WhisperModel {
     const out: AsrResult = {
       language: result.language,
       duration,
-      segments: result.segments.map((s) => buildSegment(s, result.tokens, timing, words)),
+      segments: result.segments.map((s) => buildSegment(s, result.tokens, timing, words, stats)),
     };
     if (result.languageProbability !== undefined) out.languageProbability = result.languageProbability;
     if (raw) out.tokens = result.segments.map((s) => rawTokens(s, result.tokens, offset));

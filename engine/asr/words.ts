@@ -146,6 +146,7 @@ export function buildSegment(
   tokens: NativeTokens,
   timing: WordTiming,
   withWords: boolean,
+  withStats = false,
 ): Segment {
   const t1 = Math.min(seg.t1, timing.endCs);
   const clamped = { ...seg, t0: Math.min(seg.t0, t1), t1 };
@@ -155,5 +156,27 @@ export function buildSegment(
     text: seg.text.trim(),
   };
   if (withWords) out.words = buildWords(clamped, tokens, timing);
+  if (withStats) Object.assign(out, segmentStats(seg, tokens, timing));
   return out;
+}
+
+/**
+ * The text tokens' ids and their mean log-probability (whisper.cpp's `p` is the sampled token's
+ * softmax probability, so ln p is its log-probability; specials, timestamps included, are left
+ * out as OpenAI's `tokens` leaves them out of the text).
+ */
+function segmentStats(
+  seg: NativeSegment,
+  tokens: NativeTokens,
+  timing: WordTiming,
+): Required<Pick<Segment, 'tokens' | 'avgLogprob' | 'noSpeechProb'>> {
+  const ids: number[] = [];
+  let logSum = 0;
+  for (let i = seg.tokenStart; i < seg.tokenStart + seg.tokenCount; i++) {
+    const id = tokens.id[i]!;
+    if (id >= timing.eot) continue;
+    ids.push(id);
+    logSum += Math.log(Math.max(tokens.p[i]!, Number.MIN_VALUE));
+  }
+  return { tokens: ids, avgLogprob: ids.length > 0 ? logSum / ids.length : 0, noSpeechProb: seg.noSpeechProb };
 }

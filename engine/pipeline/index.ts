@@ -219,6 +219,7 @@ export async function transcribeStream(
     const results: Segment[][] = [];
     const windowEnds: number[] = [];
     let contiguous = 0;
+    let segmentsReported = 0;
     let windowsTotal = 0;
     let windowsDone = 0;
     let ended = false;
@@ -252,12 +253,20 @@ export async function transcribeStream(
       );
       results[w.index] = clampSegments(r.segments, w.start, w.start + samples.length / SAMPLE_RATE);
       windowsDone++;
+      const before = contiguous;
       while (results[contiguous] !== undefined) contiguous++;
+      const joined = results.slice(before, contiguous).flat();
+      const partial =
+        joined.length > 0
+          ? { from: segmentsReported, segments: joined.map(({ start, end, text }) => ({ start, end, text })) }
+          : undefined;
+      segmentsReported += joined.length;
       report({
         stage: 'asr',
         // Seconds of audio transcribed without a hole before them.
         done: windowEnds[contiguous - 1] ?? 0,
         ...(ended ? { fraction: windowsDone / windowsTotal } : {}),
+        ...(partial ? { partial } : {}),
       });
     };
 

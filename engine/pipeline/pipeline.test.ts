@@ -175,6 +175,17 @@ describe('transcribeStream', () => {
     expect(model.maxInFlight).toBeGreaterThan(1);
     expect(progress.some((p) => p.stage === 'vad')).toBe(true);
     expect(progress.filter((p) => p.stage === 'asr').at(-1)).toMatchObject({ fraction: 1 });
+    // Windows finish out of order (3 at once); the finished text is reported in order, each
+    // segment once, and adds up to the transcript.
+    const partials = progress.flatMap((p) => (p.partial ? [p.partial] : []));
+    let next = 0;
+    for (const p of partials) {
+      expect(p.from).toBe(next);
+      next += p.segments.length;
+    }
+    expect(partials.flatMap((p) => p.segments)).toEqual(
+      t.segments.map(({ start, end, text }) => ({ start, end, text })),
+    );
   });
 
   // whisper.cpp's Silero VAD in ggml form ships with no dependency: it comes from the corpus.
