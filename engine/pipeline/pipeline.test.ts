@@ -31,9 +31,20 @@ class RecordingModel implements PipelineModel {
   failOnCall: number | undefined;
   failure: () => unknown;
   detected: string;
+  /** Set: the first window is held until a second one starts (an event, not a race against VAD's pace). */
+  #secondStarted: PromiseWithResolvers<void> | undefined;
 
-  constructor(o: { delayMs?: number; failOnCall?: number; failure?: () => unknown; detected?: string } = {}) {
+  constructor(
+    o: {
+      delayMs?: number;
+      failOnCall?: number;
+      failure?: () => unknown;
+      detected?: string;
+      holdFirstUntilSecond?: boolean;
+    } = {},
+  ) {
     this.delayMs = o.delayMs ?? 0;
+    if (o.holdFirstUntilSecond) this.#secondStarted = Promise.withResolvers<void>();
     this.failOnCall = o.failOnCall;
     this.failure = o.failure ?? (() => new EngineError('ASR_FAILED', 'whisper_full failed with status 7.'));
     this.detected = o.detected ?? 'de';
@@ -50,7 +61,11 @@ class RecordingModel implements PipelineModel {
     this.calls.push({ samples: pcm.length, offset: run.offset ?? 0, language: opts.language, threads: opts.threads });
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    if (n === 1) this.#secondStarted?.resolve();
     try {
+      // A pipeline that never starts a second window while the first is out would hold this
+      // for good: the test's timeout, then its maxInFlight assertion, says so.
+      if (n === 0) await this.#secondStarted?.promise;
       await this.#wait(run.signal);
       if (n === this.failOnCall) throw this.failure();
       const offset = run.offset ?? 0;
@@ -143,9 +158,9 @@ describe('transcribeStream', () => {
   });
 
   it('stitches windows in order with absolute, clamped times and one detected language', async () => {
-    // Clips separated by 4-6 s pauses: every clip becomes its own window.
-    // Slow enough that windows pile up behind the model whatever the machine's load.
-    const model = new RecordingModel({ delayMs: 150 });
+    // Clips separated by 4-6 s pauses: every clip becomes its own window. The first window is
+    // held until the second starts, so windows overlap whatever the pace of VAD on this machine.
+    const model = new RecordingModel({ delayMs: 150, holdFirstUntilSecond: true });
     const progress: Progress[] = [];
     const audio = longAudio({ durationSec: 120, clips: [jfk, es], gapSec: [4, 6], seed: 5 });
     const t = await transcribeStream(
