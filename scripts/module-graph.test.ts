@@ -1,6 +1,7 @@
 /**
  * The import graph of the product's folders, as madge would draw it: no module cycle (type-only
- * imports count: a cycle of types is still two modules that cannot be read apart), and no process
+ * imports count: a cycle of types is still two modules that cannot be read apart), no route file
+ * that imports another route file (what routes share lives in api/media/ and api/*.ts), and no process
  * spawned by api/ itself: ffmpeg's tools run through the engine's one runner (engine/decode/tool.ts).
  *
  * Why not madge itself: its TypeScript detective has a peer dependency on typescript 5 or 6, which
@@ -132,6 +133,14 @@ describe('module graph', () => {
 
   it(`has no module cycle in ${FOLDERS.join(', ')}`, () => {
     expect(cycles(graph).map((c) => c.map(rel))).toEqual([]);
+  });
+
+  it('has no route file that imports another route file', () => {
+    const isRoute = (p: string) => rel(p).startsWith('api/routes/') && !p.endsWith('.test.ts');
+    const offenders = [...graph]
+      .filter(([from]) => isRoute(from))
+      .flatMap(([from, targets]) => targets.filter(isRoute).map((to) => `${rel(from)} -> ${rel(to)}`));
+    expect(offenders).toEqual([]);
   });
 
   it('has no api/ module that spawns a process', () => {

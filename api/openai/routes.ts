@@ -22,7 +22,7 @@ import type { Progress, Transcript } from '../../engine/types.ts';
 import type { Admission } from '../admission.ts';
 import { ApiError } from '../errors.ts';
 import { limited, setHeaders } from '../ratelimit.ts';
-import { transcribeForClient } from '../routes/transcribe.ts';
+import { transcribeForClient } from '../transcribe-request.ts';
 import type { TranscribeRequest, Transcriber } from '../transcriber.ts';
 import { toOpenAIError } from './errors.ts';
 import {

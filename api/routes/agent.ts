@@ -17,6 +17,13 @@ import { errorResponses, TRANSCRIPTION_ERRORS } from '../schemas.ts';
 import { checkPublicHttpsUrl } from '../source-url.ts';
 import type { Storage } from '../storage/types.ts';
 import { AGENT_TRANSCRIBE_PATH, paymentTerms, paymentTermsSchema } from '../surface/facts.ts';
+import {
+  checkedPrompt,
+  type TranscribeBody,
+  transcribeBody,
+  transcribeForClient,
+  transcriptSchema,
+} from '../transcribe-request.ts';
 import type { TranscribeRequest, Transcriber } from '../transcriber.ts';
 import type { NonceLock } from '../x402/nonce-lock.ts';
 import {
@@ -27,13 +34,6 @@ import {
   paymentId,
   paymentRequired,
 } from '../x402/payment.ts';
-import {
-  checkedPrompt,
-  type TranscribeBody,
-  transcribeBody,
-  transcribeForClient,
-  transcriptSchema,
-} from './transcribe.ts';
 
 /** Time an authorization must have left when it arrives; half of it is kept for settling. */
 export const SETTLE_MARGIN_SEC = 30;
