@@ -6,6 +6,7 @@
  *   node scripts/build-addon.ts --cuda     CUDA build → build/addon-cuda/... (also WHISPER_CUDA=1)
  *   --clean       remove the CMake build directory first
  *   --jobs N      parallel compile jobs (default 2, or WHISPER_BUILD_JOBS)
+ *   --no-cli      the addon only, without whisper-cli (what a first run needs)
  *
  * WHISPER_ADDON_SKIP_BUILD=1 skips the build (e.g. an install that only needs the JS parts).
  * The entry points run this on first use through engine/asr/native/ensure.ts (npm install runs no scripts).
@@ -62,6 +63,7 @@ const { values } = parseArgs({
     cuda: { type: 'boolean', default: false },
     clean: { type: 'boolean', default: false },
     jobs: { type: 'string' },
+    'no-cli': { type: 'boolean', default: false },
   },
 });
 
@@ -123,7 +125,9 @@ if (values.clean) rmSync(buildDir, { recursive: true, force: true });
 
 const started = Date.now();
 run('cmake', cmakeArgs);
-run('cmake', ['--build', buildDir, '--target', 'whisper_addon', 'whisper-cli', '--parallel', jobs]);
+// whisper-cli is the parity tests' reference; a first run that only transcribes has no use for it.
+const targets = values['no-cli'] ? ['whisper_addon'] : ['whisper_addon', 'whisper-cli'];
+run('cmake', ['--build', buildDir, '--target', ...targets, '--parallel', jobs]);
 writeAddonStamp(cuda ? 'cuda' : 'cpu'); // what ensureAddon() compares with the sources on disk
 const secs = ((Date.now() - started) / 1000).toFixed(1);
 console.log(`build-addon: ${variant} build done in ${secs} s → ${join(outDir, 'whisper_addon.node')}`);

@@ -13,7 +13,7 @@ const started: RunningService[] = [];
 export async function setup(): Promise<void> {
   const log = (line: string) => process.stderr.write(`test setup: ${line}\n`);
   try {
-    await ensureAddon({ log });
+    await ensureAddon({ log, withCli: true }); // whisper-cli: the parity tests' reference
     const postgres = await usePostgres(TEST_DATABASE_URL);
     started.push(postgres);
     const redis = await useRedis(TEST_REDIS_URL);

@@ -70,9 +70,10 @@ export function writeAddonStamp(variant: AddonVariant): void {
   writeFileSync(join(addonOutputDir(variant), STAMP_FILE), `${addonSourceStamp(variant)}\n`);
 }
 
-function isCurrent(variant: AddonVariant): boolean {
+function isCurrent(variant: AddonVariant, withCli: boolean): boolean {
   const dir = addonOutputDir(variant);
   if (!existsSync(join(dir, 'whisper_addon.node'))) return false;
+  if (withCli && !existsSync(join(dir, 'bin', 'whisper-cli'))) return false;
   try {
     return readFileSync(join(dir, STAMP_FILE), 'utf8').trim() === addonSourceStamp(variant);
   } catch {
@@ -83,6 +84,8 @@ function isCurrent(variant: AddonVariant): boolean {
 export interface EnsureAddonOptions {
   /** Which build to keep current; default: CUDA where a CUDA build already exists, else the CPU build. */
   variant?: AddonVariant;
+  /** Also build whisper-cli, the parity tests' reference (default false: the addon is all a run needs). */
+  withCli?: boolean;
   /** One line per event ("building…", "built in 71 s"); the compiler's output goes to the log file. */
   log?: (line: string) => void;
   signal?: AbortSignal;
@@ -94,31 +97,38 @@ export interface EnsureAddonOptions {
  */
 export async function ensureAddon(options: EnsureAddonOptions = {}): Promise<boolean> {
   const variant = options.variant ?? (existsSync(join(addonOutputDir('cuda'), 'whisper_addon.node')) ? 'cuda' : 'cpu');
-  if (isCurrent(variant)) return false;
+  const withCli = options.withCli ?? false;
+  if (isCurrent(variant, withCli)) return false;
   const log = options.log ?? (() => {});
   const release = await takeLock(log, options.signal);
   try {
-    if (isCurrent(variant)) return false; // another process built it while we waited
-    await runBuild(variant, log, options.signal);
+    if (isCurrent(variant, withCli)) return false; // another process built it while we waited
+    await runBuild(variant, withCli, log, options.signal);
     return true;
   } finally {
     release();
   }
 }
 
-async function runBuild(variant: AddonVariant, log: (line: string) => void, signal?: AbortSignal): Promise<void> {
+async function runBuild(
+  variant: AddonVariant,
+  withCli: boolean,
+  log: (line: string) => void,
+  signal?: AbortSignal,
+): Promise<void> {
   mkdirSync(join(REPO_ROOT, 'build'), { recursive: true });
   const logPath = join(REPO_ROOT, 'build', `addon-build-${variant}.log`);
   const started = Date.now();
   log(
-    `building the whisper.cpp addon (${variant}) for this machine: once, and again only when its ` +
-      `sources change; about 1–3 min on 2 cores; log: ${relative(process.cwd(), logPath) || logPath}`,
+    `building the whisper.cpp addon (${variant}${withCli ? ', with whisper-cli' : ''}) for this machine: once, ` +
+      `and again only when its sources change; about 1–3 min on 2 cores; log: ${relative(process.cwd(), logPath) || logPath}`,
   );
   const fd = openSync(logPath, 'w');
   let code: number | null;
   try {
     code = await new Promise<number | null>((resolve, reject) => {
-      const child = spawn(process.execPath, [BUILD_SCRIPT, ...(variant === 'cuda' ? ['--cuda'] : [])], {
+      const args = [BUILD_SCRIPT, ...(variant === 'cuda' ? ['--cuda'] : []), ...(withCli ? [] : ['--no-cli'])];
+      const child = spawn(process.execPath, args, {
         cwd: REPO_ROOT,
         stdio: ['ignore', fd, fd],
         ...(signal ? { signal } : {}),
