@@ -28,12 +28,22 @@ class RecordingModel implements PipelineModel {
   inFlight = 0;
   maxInFlight = 0;
   delayMs: number;
+  /**
+   * How long the first call waits for a second one to start (0: not at all). A pipeline that runs
+   * windows side by side starts the second while the first is held, however slow the machine; one
+   * that runs them in turn leaves the first to time out, alone.
+   */
+  companyMs: number;
+  #company: (() => void) | undefined;
   failOnCall: number | undefined;
   failure: () => unknown;
   detected: string;
 
-  constructor(o: { delayMs?: number; failOnCall?: number; failure?: () => unknown; detected?: string } = {}) {
+  constructor(
+    o: { delayMs?: number; companyMs?: number; failOnCall?: number; failure?: () => unknown; detected?: string } = {},
+  ) {
     this.delayMs = o.delayMs ?? 0;
+    this.companyMs = o.companyMs ?? 0;
     this.failOnCall = o.failOnCall;
     this.failure = o.failure ?? (() => new EngineError('ASR_FAILED', 'whisper_full failed with status 7.'));
     this.detected = o.detected ?? 'de';
@@ -50,7 +60,17 @@ class RecordingModel implements PipelineModel {
     this.calls.push({ samples: pcm.length, offset: run.offset ?? 0, language: opts.language, threads: opts.threads });
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    if (this.inFlight > 1) this.#company?.();
     try {
+      if (n === 0 && this.companyMs > 0) {
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, this.companyMs);
+          this.#company = () => {
+            clearTimeout(t);
+            resolve();
+          };
+        });
+      }
       await this.#wait(run.signal);
       if (n === this.failOnCall) throw this.failure();
       const offset = run.offset ?? 0;
@@ -144,8 +164,9 @@ describe('transcribeStream', () => {
 
   it('stitches windows in order with absolute, clamped times and one detected language', async () => {
     // Clips separated by 4-6 s pauses: every clip becomes its own window.
-    // Slow enough that windows pile up behind the model whatever the machine's load.
-    const model = new RecordingModel({ delayMs: 150 });
+    // The first window is held until a second one reaches the model: windows pile up behind it
+    // whatever the machine's load (a fixed delay alone did not, on a busy machine).
+    const model = new RecordingModel({ delayMs: 150, companyMs: 20_000 });
     const progress: Progress[] = [];
     const audio = longAudio({ durationSec: 120, clips: [jfk, es], gapSec: [4, 6], seed: 5 });
     const t = await transcribeStream(
