@@ -6,7 +6,8 @@
  *     by ffmpeg to the other containers;
  *   - speech: speech that espeak-ng renders from texts the tests write (real enough for VAD, decode
  *     and language detection; its words are known, its timing is not a reference);
- *   - tone, noise, silence: ffmpeg's lavfi sources.
+ *   - longSpeech: minutes of those sentences with pauses between them, joined by ffmpeg.
+ * Silence, tones and noise are made where they are studied (lavfi sources, a seeded PRNG).
  * Each file is made once per recipe into .cache/test-media/ (git-ignored), named by a hash of the
  * recipe and of the tool versions that render it. Test files run in parallel forks, so a file is
  * written under a name of its own and renamed into place: a reader sees a whole file or none.
@@ -23,14 +24,10 @@ import { REPO_ROOT } from './fixtures.ts';
 
 const run = promisify(execFile);
 
-export const MEDIA_DIR = join(REPO_ROOT, '.cache/test-media');
+const MEDIA_DIR = join(REPO_ROOT, '.cache/test-media');
 
 /** whisper.cpp's samples/jfk.mp3 (MIT), 11 s, 16 kHz mono, inside the nodejs-whisper package. */
 export const JFK_MP3 = join(REPO_ROOT, 'node_modules/nodejs-whisper/cpp/whisper.cpp/samples/jfk.mp3');
-
-/** What the JFK sample says (whisper.cpp's and openai/whisper's tests use it as the reference). */
-export const JFK_TEXT =
-  'And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country.';
 
 const versions = new Map<string, Promise<string>>();
 
@@ -123,30 +120,6 @@ export async function speech(text: string, o: SpeechOptions = {}): Promise<strin
       await rm(raw, { force: true });
     }
   });
-}
-
-/** A sine tone at `hz`, `seconds` long, at `sampleRate` (default 16 kHz), as a wav. */
-export function tone(hz: number, seconds: number, sampleRate = 16_000): Promise<string> {
-  const src = `sine=frequency=${hz}:sample_rate=${sampleRate}:duration=${seconds}`;
-  return cached('tone', 'wav', { src }, ['ffmpeg'], (out) =>
-    ffmpeg('-f', 'lavfi', '-i', src, '-ac', '1', '-c:a', 'pcm_s16le', out).then(() => {}),
-  );
-}
-
-/** Digital silence, `seconds` long, 16 kHz mono wav. */
-export function silence(seconds: number): Promise<string> {
-  const src = `anullsrc=r=16000:cl=mono`;
-  return cached('silence', 'wav', { src, seconds }, ['ffmpeg'], (out) =>
-    ffmpeg('-f', 'lavfi', '-i', src, '-t', String(seconds), '-c:a', 'pcm_s16le', out).then(() => {}),
-  );
-}
-
-/** Seeded white noise at `amplitude` (0–1), `seconds` long, 16 kHz mono wav. */
-export function noise(seconds: number, amplitude = 0.1, seed = 1): Promise<string> {
-  const src = `anoisesrc=r=16000:a=${amplitude}:c=white:s=${seed}:d=${seconds}`;
-  return cached('noise', 'wav', { src }, ['ffmpeg'], (out) =>
-    ffmpeg('-f', 'lavfi', '-i', src, '-ac', '1', '-c:a', 'pcm_s16le', out).then(() => {}),
-  );
 }
 
 /** `parts` one after the other, each with `gapSec` of silence after it but the last, as one 16 kHz mono file. */
