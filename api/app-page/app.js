@@ -2,7 +2,7 @@
 // dropped connection), list, play with the caption track, download captions, delete. Loaded as a
 // file (the page's CSP allows no inline script); every text goes in through textContent.
 
-import { $, ApiFailure, api, localUrl, session, signInHref, tusEndpoint } from './common.js';
+import { $, ApiFailure, api, localUrl, session, shouldRetryUpload, signInHref, tusEndpoint } from './common.js';
 
 const state = { cursor: null };
 
@@ -135,6 +135,7 @@ function sendBytes(file, init, progress) {
       chunkSize: 5 * 1024 * 1024,
       // After a dropped connection the client asks the server for its offset (HEAD) and goes on from there.
       retryDelays: [0, 1000, 3000, 5000, 10000],
+      onShouldRetry: shouldRetryUpload,
       metadata: { filename: file.name, filetype: file.type },
       storeFingerprintForResuming: true,
       removeFingerprintOnSuccess: true,

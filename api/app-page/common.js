@@ -51,6 +51,16 @@ export const mediaUrl = (path) => (mediaOrigin === 'self' ? path : `${mediaOrigi
 /** The TUS endpoint on this page's origin (the connect-src of the CSP is 'self'). */
 export const tusEndpoint = (raw) => new URL(new URL(raw, location.href).pathname, location.origin).href;
 
+/**
+ * tus's retry rule without its `navigator.onLine` check: the upload goes to the page's own
+ * server, which a browser that believes itself offline (a machine with no route out, a LAN)
+ * still reaches. Retried: no answer at all, 409 and 423 (the offset moved or is locked), 5xx.
+ */
+export function shouldRetryUpload(err) {
+  const status = err.originalResponse ? err.originalResponse.getStatus() : 0;
+  return status === 0 || status === 409 || status === 423 || status >= 500;
+}
+
 export function clock(sec) {
   const s = Math.max(0, Math.floor(sec));
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;

@@ -13,6 +13,7 @@ import {
   pollWithBackoff,
   rememberGuestRecording,
   session,
+  shouldRetryUpload,
   signInHref,
   tusEndpoint,
 } from './common.js';
@@ -106,6 +107,7 @@ function startUpload(reader, init, recorded) {
       chunkSize: CHUNK_BYTES,
       uploadLengthDeferred: true,
       retryDelays: [0, 1000, 3000, 5000, 10000],
+      onShouldRetry: shouldRetryUpload,
       storeFingerprintForResuming: false,
       metadata: { filename: `${init.title}.webm`, filetype: 'video/webm' },
       onProgress: (bytes) => {
