@@ -36,6 +36,9 @@ async function main(): Promise<void> {
     model: config.model,
     maxDurationSec: config.maxDurationSec,
     allowedPorts: config.sourcePorts,
+    // Reserved capacity: one job more than guests may hold (api/work-lanes.ts), so paid and
+    // signed-in work finds a free slot at once even while guests' jobs run.
+    concurrency: config.guests.concurrency + 1,
     ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
   });
   const app = await buildApp(config, {

@@ -2,9 +2,10 @@
  * Two lanes in front of the one worker: paid and signed-in work goes straight to the queue;
  * guests' work (caption jobs for guest uploads) waits here, and enters the queue only while no
  * paid or signed-in work is in flight, at most `guestConcurrency` at a time. A paid or
- * signed-in request can so wait behind at most that many guest jobs already running, each
- * bounded by the guests' duration cap, never behind the guests still waiting (strict,
- * non-preemptive priority).
+ * signed-in request never waits behind the guests still waiting (strict priority), and the
+ * service's in-process worker has one slot more than guests may hold (api/server.ts), so it
+ * does not wait behind the guest jobs already running either: that slot is reserved for it.
+ * Separate BullMQ workers give the same guarantee with WORKER_CONCURRENCY above GUEST_CONCURRENCY.
  *
  * Guest admission (`GuestQuota`) bounds what may wait here: per network and in total, by jobs
  * and by seconds of audio; past a bound the caller gets 429 with Retry-After.
