@@ -13,9 +13,10 @@ import type { FastifyInstance } from 'fastify';
  * or their own revalidation (media, caption tracks) set Cache-Control themselves.
  */
 export function privateByDefault(app: FastifyInstance): void {
-  app.addHook('onSend', async (_request, reply, payload) => {
+  // Callback-style: an async hook costs every answer a promise and a microtask hop.
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'private, no-store');
-    return payload;
+    done(null, payload);
   });
 }
 

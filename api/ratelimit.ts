@@ -120,32 +120,37 @@ export async function registerRateLimit(app: FastifyInstance, opts: RateLimitOpt
   });
 
   // Added before the session hook (see app.ts), and app-level so the not-found handler has it too.
-  app.addHook('onRequest', async (request, reply) => {
-    if (routeMax(request, opts.max) === null) return;
-    const outcome = await byNetwork(request);
-    if (outcome.isAllowed) return;
-    setHeaders(reply, outcome);
-    if (outcome.isExceeded) throw limited(outcome);
+  // Callback-style, not async: most requests on an unbudgeted route (health probes) or without
+  // a session return at once, and an async hook costs a promise and a microtask hop even then
+  // (benchmarks/results/api-overhead.json).
+  app.addHook('onRequest', (request, reply, done) => {
+    if (routeMax(request, opts.max) === null) return done();
+    byNetwork(request).then((outcome) => done(refusal(reply, outcome)), done);
   });
   // After the session is known (route-level onRequest guards have run, CSRF has not).
-  app.addHook('preHandler', async (request, reply) => {
-    if (!request.auth || routeMax(request, opts.max) === null) return;
-    const outcome = await byAccount(request);
-    if (outcome.isAllowed) return;
-    setHeaders(reply, outcome);
-    if (outcome.isExceeded) throw limited(outcome);
+  app.addHook('preHandler', (request, reply, done) => {
+    if (!request.auth || routeMax(request, opts.max) === null) return done();
+    byAccount(request).then((outcome) => done(refusal(reply, outcome)), done);
   });
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     const limit = reply.getHeader('ratelimit-limit');
+    if (limit === undefined) return done(null, payload);
     const remaining = reply.getHeader('ratelimit-remaining');
     const reset = reply.getHeader('ratelimit-reset');
-    if (limit === undefined || remaining === undefined || reset === undefined) return payload;
+    if (remaining === undefined || reset === undefined) return done(null, payload);
     const policy = policyOf(request);
     reply.header('RateLimit-Policy', `"${policy}";q=${limit};w=${opts.windowSec}`);
     reply.header('RateLimit', `"${policy}";r=${remaining};t=${reset}`);
-    return payload;
+    done(null, payload);
   });
+}
+
+/** Sets the headers of a counted request; the 429 to hand to `done` once over budget. */
+function refusal(reply: FastifyReply, outcome: Awaited<ReturnType<Limiter>>): ApiError | undefined {
+  if (outcome.isAllowed) return undefined;
+  setHeaders(reply, outcome);
+  return outcome.isExceeded ? limited(outcome) : undefined;
 }
 
 /**

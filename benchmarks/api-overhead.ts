@@ -63,11 +63,11 @@ function start(
   });
 }
 
-/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
-function cpuSec(pid: number): number {
+/** CPU seconds (user, system) a process has used so far, from /proc (Linux). */
+function cpuSec(pid: number): { user: number; sys: number } {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  return { user: Number(fields[11]) / 100, sys: Number(fields[12]) / 100 };
 }
 
 /**
@@ -77,8 +77,12 @@ function cpuSec(pid: number): number {
 async function measure(server: { child: ChildProcess; port: number }) {
   const before = cpuSec(server.child.pid!);
   const r = await cannon(server.port);
-  const cpuUsPerReq = ((cpuSec(server.child.pid!) - before) / r.total) * 1e6;
-  return { ...r, cpuUsPerReq };
+  const after = cpuSec(server.child.pid!);
+  // Apart, because most of the system time is the loopback TCP path, the same for both servers,
+  // while the user time is what the service's own JavaScript adds.
+  const userUsPerReq = ((after.user - before.user) / r.total) * 1e6;
+  const sysUsPerReq = ((after.sys - before.sys) / r.total) * 1e6;
+  return { ...r, cpuUsPerReq: userUsPerReq + sysUsPerReq, userUsPerReq, sysUsPerReq };
 }
 
 function cannon(port: number): Promise<{ rps: number; p99: number; non2xx: number; total: number }> {
@@ -115,6 +119,10 @@ const rounds: Array<{
   bareP99: number;
   serviceCpuUsPerReq: number;
   bareCpuUsPerReq: number;
+  serviceUserUsPerReq: number;
+  bareUserUsPerReq: number;
+  serviceSysUsPerReq: number;
+  bareSysUsPerReq: number;
 }> = [];
 try {
   // Warm-up: JIT and connection set-up, not counted.
@@ -132,9 +140,13 @@ try {
       bareP99: b.p99,
       serviceCpuUsPerReq: s.cpuUsPerReq,
       bareCpuUsPerReq: b.cpuUsPerReq,
+      serviceUserUsPerReq: s.userUsPerReq,
+      bareUserUsPerReq: b.userUsPerReq,
+      serviceSysUsPerReq: s.sysUsPerReq,
+      bareSysUsPerReq: b.sysUsPerReq,
     });
     process.stderr.write(
-      `round ${r + 1}: service ${s.rps.toFixed(0)} req/s ${s.cpuUsPerReq.toFixed(1)} us CPU/req, bare ${b.rps.toFixed(0)} req/s ${b.cpuUsPerReq.toFixed(1)} us CPU/req, ${(s.rps / b.rps).toFixed(3)}x\n`,
+      `round ${r + 1}: service ${s.rps.toFixed(0)} req/s ${s.cpuUsPerReq.toFixed(1)} us CPU/req (user ${s.userUsPerReq.toFixed(1)}), bare ${b.rps.toFixed(0)} req/s ${b.cpuUsPerReq.toFixed(1)} us CPU/req (user ${b.userUsPerReq.toFixed(1)}), ${(s.rps / b.rps).toFixed(3)}x\n`,
     );
   }
 } finally {
@@ -173,6 +185,11 @@ const result = {
     Math.round(
       (median(rounds.map((r) => r.bareCpuUsPerReq)) / median(rounds.map((r) => r.serviceCpuUsPerReq))) * 1000,
     ) / 1000,
+  // The same split by user and system time (medians of the rounds).
+  serviceUserUsPerReq: Math.round(median(rounds.map((r) => r.serviceUserUsPerReq)) * 10) / 10,
+  bareUserUsPerReq: Math.round(median(rounds.map((r) => r.bareUserUsPerReq)) * 10) / 10,
+  serviceSysUsPerReq: Math.round(median(rounds.map((r) => r.serviceSysUsPerReq)) * 10) / 10,
+  bareSysUsPerReq: Math.round(median(rounds.map((r) => r.bareSysUsPerReq)) * 10) / 10,
 };
 const text = `${JSON.stringify(result, null, 2)}\n`;
 if (values.out) await writeFile(values.out, text);

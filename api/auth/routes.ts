@@ -82,12 +82,16 @@ type PendingCookie = PendingSignIn & { next?: string };
 export function installSessionHook(app: FastifyInstance, opts: { storage: Storage; secure: boolean }): void {
   const cookieName = sessionCookieName(opts.secure);
   app.decorateRequest('auth', null);
-  app.addHook('onRequest', async (request) => {
+  // Callback-style: a request without the cookie (probes, guests, agents) returns at once,
+  // without the promise and microtask hop an async hook costs.
+  app.addHook('onRequest', (request, _reply, done) => {
     const token = request.cookies[cookieName];
-    if (!token || token.length > 100) return;
+    if (!token || token.length > 100) return done();
     const tokenHash = hashSessionToken(token);
-    const session = await opts.storage.findActiveSession(tokenHash);
-    if (session) request.auth = { userId: session.userId, tokenHash, expiresAt: session.expiresAt };
+    opts.storage.findActiveSession(tokenHash).then((session) => {
+      if (session) request.auth = { userId: session.userId, tokenHash, expiresAt: session.expiresAt };
+      done();
+    }, done);
   });
   // Expired and revoked sessions are dead rows: deleted hourly, so the table holds live sessions only.
   const purge = () =>
