@@ -461,7 +461,12 @@ describe('POST /api/agent/transcribe admission and facilitator clocks', () => {
     new ExactEvmSchemeV1(toClientEvmSigner(privateKeyToAccount(generatePrivateKey()))),
   );
 
-  async function app(env: Record<string, string>, transcriber: StandInTranscriber, facilitator: LocalFacilitator) {
+  async function app(
+    env: Record<string, string>,
+    transcriber: StandInTranscriber,
+    facilitator: LocalFacilitator,
+    facilitatorTimeoutMs = 200,
+  ) {
     return startTestApp(
       testConfig({
         X402_PAY_TO: PAY_TO,
@@ -469,7 +474,7 @@ describe('POST /api/agent/transcribe admission and facilitator clocks', () => {
         RATE_LIMIT_TRANSCRIBE_MAX: '1000',
         ...env,
       }),
-      { transcriber, facilitatorTimeoutMs: 200, logger },
+      { transcriber, facilitatorTimeoutMs, logger },
     );
   }
   async function pay(t: TestApp, client: x402Client): Promise<string> {
@@ -496,7 +501,8 @@ describe('POST /api/agent/transcribe admission and facilitator clocks', () => {
     const facilitator = await new LocalFacilitator().start();
     const transcriber = new StandInTranscriber();
     transcriber.delayMs = 1_000;
-    const t = await app({ TRANSCRIBE_MAX_PENDING: '1' }, transcriber, facilitator);
+    // Every payment here is genuine: a facilitator slowed by a busy machine must not refuse one.
+    const t = await app({ TRANSCRIBE_MAX_PENDING: '1' }, transcriber, facilitator, 30_000);
     try {
       const [a, b] = [await pay(t, payer), await pay(t, other)];
       const pending = send(t, a, '203.0.113.1');
