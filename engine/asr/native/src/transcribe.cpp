@@ -53,7 +53,7 @@ class TranscribeJob : public Job {
     // call while it allocates its state and computes its mel spectrogram; detached as soon as
     // whisper_full returns, so that no decoder step waits for it while it builds its result.
     std::optional<WhisperBatchScope> batched;
-    batched.emplace(batcher_);
+    if (!params_.no_batch) batched.emplace(batcher_);
     StatePtr state = InitState(ctx, abort_.get());
     if (!state) {
       Fail("ASR_FAILED", "whisper.cpp could not allocate a decoding state (out of memory?).");
