@@ -653,11 +653,15 @@ export class WhisperModel {
    */
   async #selfCheck(key: string, signal: AbortSignal | undefined): Promise<SelfCheckVerdict> {
     const started = performance.now();
-    const windows = CANARY_WINDOWS.map((w) => ({ name: `canary ${w.seconds} s`, pcm: canaryAudio(w.seconds, w.seed) }));
-    const opts = { ...CANARY_OPTIONS, language: this.info.multilingual ? CANARY_OPTIONS.language : undefined };
+    const language = this.info.multilingual ? CANARY_OPTIONS.language : undefined;
+    const windows = CANARY_WINDOWS.map((w) => ({
+      name: `canary ${w.seconds} s`,
+      pcm: canaryAudio(w.seconds, w.seed),
+      opts: { ...CANARY_OPTIONS, ...w.options, language },
+    }));
     const alone: AsrResult[] = [];
-    for (const w of windows) alone.push(await this.#transcribe(w.pcm, opts, { signal }, true));
-    const batched = await Promise.all(windows.map((w) => this.#transcribe(w.pcm, opts, { signal }, false)));
+    for (const w of windows) alone.push(await this.#transcribe(w.pcm, w.opts, { signal }, true));
+    const batched = await Promise.all(windows.map((w) => this.#transcribe(w.pcm, w.opts, { signal }, false)));
     const differences = windows.flatMap((w, i) => compareCanary(w.name, alone[i]!, batched[i]!));
     this.#native.resetBatchStats();
     return {
