@@ -156,6 +156,12 @@ async function selfCheck(values: Exclude<ReturnType<typeof parse>, 'help'>['valu
       );
       return 0;
     }
+    if (v.status === 'inconclusive') {
+      process.stderr.write(
+        `error: ${'SELF_CHECK_INCONCLUSIVE' satisfies CliErrorCode} the canary windows never shared a batched step (${where}); run it again on a quieter machine\n`,
+      );
+      return 1;
+    }
     process.stdout.write(
       `batching FELL BACK to unbatched decoding (${where}): ${v.differences.length} difference(s)\n` +
         v.differences.map((d) => `  ${d}\n`).join(''),

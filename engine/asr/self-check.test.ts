@@ -11,6 +11,19 @@ import { syntheticTiny } from './test-support.ts';
 
 const ids = (r: AsrResult) => r.tokens!.flat().map((t) => t.id);
 const opts = { ...CANARY_OPTIONS, maxTokens: 16 };
+/**
+ * Without flash attention the CPU backend's logits do not depend on thread counts, so the windows
+ * below can be compared bit for bit. The long encoder gather keeps two windows in one encoder graph,
+ * hence in lockstep, even on a busy machine: the fault needs them in one step to show.
+ */
+const BATCHED = {
+  useGpu: false,
+  dtw: false,
+  flashAttn: false,
+  batchSize: 2,
+  encodeBatch: 2,
+  encodeGatherMs: 5000,
+} as const;
 
 let modelPath: string;
 let windows: Float32Array[];
@@ -20,7 +33,7 @@ beforeAll(async () => {
   modelPath = await syntheticTiny();
   // Not the canary's own windows: what the model serves after its check.
   windows = [canaryAudio(6, 11), canaryAudio(9, 12)];
-  const solo = await WhisperModel.load(modelPath, { useGpu: false, dtw: false });
+  const solo = await WhisperModel.load(modelPath, { useGpu: false, dtw: false, flashAttn: false });
   try {
     alone = [];
     for (const w of windows) alone.push(await solo.transcribe(w, opts));
@@ -51,8 +64,7 @@ describe('self-check on first use', () => {
   });
 
   it('a healthy batcher is verified, once per setup, and its counters start after the check', async () => {
-    const load = () =>
-      WhisperModel.load(modelPath, { useGpu: false, dtw: false, batchSize: 2, encodeBatch: 2, batchThreads: 2 });
+    const load = () => WhisperModel.load(modelPath, { ...BATCHED, batchThreads: 2 });
     const model = await load();
     try {
       expect(model.selfCheck).toMatchObject({ status: 'verified', backend: 'cpu', batchAttention: 'per-call' });
@@ -76,14 +88,7 @@ describe('self-check on first use', () => {
   }, 300_000);
 
   it('the injected fault really corrupts batched output when nothing checks it', async () => {
-    const model = await WhisperModel.load(modelPath, {
-      useGpu: false,
-      dtw: false,
-      batchSize: 2,
-      encodeBatch: 2,
-      testFault: 'perturb-slot',
-      selfCheck: false,
-    });
+    const model = await WhisperModel.load(modelPath, { ...BATCHED, testFault: 'perturb-slot', selfCheck: false });
     try {
       expect(model.batchStats()!.selfCheck).toBe('unchecked');
       const results = await Promise.all(windows.map((w) => model.transcribe(w, opts)));
@@ -94,13 +99,7 @@ describe('self-check on first use', () => {
   }, 300_000);
 
   it('with the fault, the check sees the difference, warns once, falls back, and the output is right', async () => {
-    const model = await WhisperModel.load(modelPath, {
-      useGpu: false,
-      dtw: false,
-      batchSize: 2,
-      encodeBatch: 2,
-      testFault: 'perturb-slot',
-    });
+    const model = await WhisperModel.load(modelPath, { ...BATCHED, testFault: 'perturb-slot' });
     try {
       expect(model.selfCheck!.status).toBe('fell-back');
       expect(model.selfCheck!.differences.length).toBeGreaterThan(0);
