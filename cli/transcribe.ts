@@ -143,7 +143,9 @@ async function selfCheck(values: Exclude<ReturnType<typeof parse>, 'help'>['valu
   const batchSize = typeof values['batch-size'] === 'number' ? values['batch-size'] : SELF_CHECK_BATCH;
   const model = await WhisperModel.load(
     resolved.path,
-    { batchSize, encodeBatch: batchSize, batchThreads: values.threads },
+    // A long encoder gather puts the canary windows in one encoder graph, hence in lockstep, even on
+    // a busy machine; the check is about equality, so the wait costs nothing that matters.
+    { batchSize, encodeBatch: batchSize, batchThreads: values.threads, encodeGatherMs: 2000 },
     { signal },
   );
   try {
