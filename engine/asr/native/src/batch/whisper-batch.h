@@ -74,11 +74,11 @@ void whisper_batcher_reset_stats(whisper_batcher* b);
 // creating one); on the CPU, `cpu_default`. Clamped to [1, max_size].
 int whisper_batcher_auto_size(whisper_context* ctx, int cpu_default, int max_size, bool slotted);
 
-// Call on an attached thread right after creating the state its whisper_full will use: with slotted
-// attention and a slot, the state's cross-attention K/V cache and its self-attention cache become that
-// slot's memory (their own buffers are freed), so the encoder's output lands where the slotted steps
-// read it, with no copy, and a window holds one copy of each cache, not two (about 250 + 84 MB per
-// window for large-v3). Does nothing otherwise.
+// Call on an attached thread before the state's whisper_full, after any language detection: with
+// slotted attention and a slot, the state's cross-attention K/V cache and its self-attention cache
+// become that slot's memory (their own buffers are freed), so the encoder's output lands where the
+// slotted steps read it, with no copy, and a window holds one copy of each cache, not two (about
+// 250 + 84 MB per window for large-v3). Does nothing otherwise.
 void whisper_batch_adopt_state(whisper_state* state);
 
 // Attaches the calling thread (and the whisper_full it is about to run) to `b` while in scope.
