@@ -159,8 +159,9 @@ async function selfCheck(values: Exclude<ReturnType<typeof parse>, 'help'>['valu
       return 0;
     }
     if (v.status === 'inconclusive') {
+      const code: CliErrorCode = 'SELF_CHECK_INCONCLUSIVE';
       process.stderr.write(
-        `error: ${'SELF_CHECK_INCONCLUSIVE' satisfies CliErrorCode} the canary windows never shared a batched step (${where}); run it again on a quieter machine\n`,
+        `error: ${code} the canary windows never shared a batched step (${where}); run it again on a quieter machine\n`,
       );
       return 1;
     }
