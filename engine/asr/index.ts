@@ -95,7 +95,7 @@ export interface LoadOptions {
 
 /** The outcome of a batched setup's self-check (one per backend and setup, per process). */
 export interface SelfCheckVerdict {
-  /** The setup checked: backend, device, attention, batched encoder or not, model type. */
+  /** The setup checked: backend, device, attention, flash attention, batched encoder or not, model type. */
   key: string;
   backend: 'cpu' | 'cuda';
   batchAttention: 'per-call' | 'slotted';
@@ -633,6 +633,7 @@ export class WhisperModel {
         model.info.backend,
         onGpu ? gpuDevice : 0,
         model.info.batchAttention,
+        model.info.flashAttn ? 'flash-attn' : 'no-flash-attn',
         model.info.encodeBatch > 1 ? 'encoder-batched' : 'encoder-alone',
         model.info.type,
         o.testFault ?? '',
