@@ -55,7 +55,7 @@ describe('transcribe CLI', () => {
     expect(r.stderr).toBe('');
     expect(r.stdout).toMatch(/^batching verified \(cpu, per-call attention, encoder batch 4, model synthetic-tiny\)/);
     expect(r.code).toBe(0);
-  });
+  }, 300_000);
 
   it("npx transcribe --help: usage on stdout and no npm warning about the project's own config", async () => {
     const r = await new Promise<Result>((done) => {

@@ -27,7 +27,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(join(root, 'package.json'));
 
 /** The tests whose threads the batcher and the abort paths run on. */
-const TESTS = ['scripts/tsan/tsan.test.ts'];
+const TESTS = ['scripts/tsan/batch-abort.tsan.ts'];
 
 function fail(message: string): never {
   console.error(`tsan: ${message}`);
@@ -110,7 +110,16 @@ const env = {
 const testStarted = Date.now();
 rc = run(
   'setarch',
-  ['-R', join(root, 'node_modules/.bin/vitest'), 'run', '--config', 'scripts/tsan/vitest.config.ts', ...vitestArgs],
+  // This Node (the project's, not whichever `node` PATH finds first) runs vitest and its workers.
+  [
+    '-R',
+    process.execPath,
+    join(root, 'node_modules/vitest/vitest.mjs'),
+    'run',
+    '--config',
+    'scripts/tsan/vitest.config.ts',
+    ...vitestArgs,
+  ],
   env,
 );
 console.log(`tsan: tests done in ${((Date.now() - testStarted) / 1000).toFixed(1)} s (exit ${rc})`);
