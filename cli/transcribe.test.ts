@@ -189,7 +189,7 @@ describe('transcribe CLI', () => {
     });
 
     it('--self-check with a <file-or-url> or a batch of 1 → usage error, exit 2', async () => {
-      const withFile = await transcribe(['--self-check', join(JFK, 'jfk.wav')]);
+      const withFile = await transcribe(['--self-check', JFK.wav]);
       expect(withFile.code).toBe(2);
       expect(withFile.stderr).toMatch(/^error: USAGE --self-check takes no <file-or-url>/m);
       const one = await transcribe(['--self-check', '--batch-size', '1']);
