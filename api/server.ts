@@ -65,7 +65,8 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
 
-  await app.listen({ port: config.port, host: config.host });
+  const address = await app.listen({ port: config.port, host: config.host });
+  say(`serving ${address}: ${address}/app is the page for people, ${address}/llms.txt what agents read first`);
 }
 
 /**
