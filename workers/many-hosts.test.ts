@@ -71,7 +71,11 @@ describe('three workers on one Redis', () => {
     const stopping = await drained.waitFor('stopping');
     expect(await drained.exited).toEqual({ code: 0, signal: null });
     const afterSignal = drained.lines.slice(drained.lines.indexOf(stopping) + 1);
-    expect(afterSignal.filter((l) => l.event === 'job-started')).toEqual([]);
+    // BullMQ runs a job whose fetch was already under way when close() began (it holds that job's
+    // lock): at most that one can log its start after 'stopping', and it is finished, not dropped.
+    const lateStarts = afterSignal.filter((l) => l.event === 'job-started');
+    expect(lateStarts.length).toBeLessThanOrEqual(1);
+    for (const late of lateStarts) expect(drained.has('job-completed', late.id)).toBe(true);
     expect(drained.has('job-completed', holding.id)).toBe(true);
 
     // Whatever is left, the third worker does.

@@ -18,11 +18,12 @@ import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import * as srtModule from 'srt-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebVTTParser } from 'webvtt-parser';
+import { JFK_MP3 } from '../../test-support/media.ts';
 import { StandInTranscriber, startTestApp, type TestApp, testConfig } from '../testing/harness.ts';
 
 const srtValidator = ((srtModule as { default?: unknown }).default ?? srtModule) as unknown as (s: string) => unknown[];
 const ROOT = resolve(import.meta.dirname, '../..');
-const JFK = join(ROOT, 'node_modules/nodejs-whisper/cpp/whisper.cpp/samples/jfk.mp3');
+
 const MODEL = 'synthetic-tiny';
 
 /** Starts `node api/server.ts` with `env` on a free port; resolves with its base URL once it listens. */
@@ -95,7 +96,7 @@ describe('/v1 with OPENAI_COMPAT_TOKENS set (npm start, real engine)', () => {
 
   it('verbose_json with word and segment timestamps: words inside the audio, segments with their statistics', async () => {
     const r = await client.audio.transcriptions.create({
-      file: createReadStream(JFK),
+      file: createReadStream(JFK_MP3),
       model: MODEL,
       response_format: 'verbose_json',
       timestamp_granularities: ['word', 'segment'],
@@ -136,14 +137,14 @@ describe('/v1 with OPENAI_COMPAT_TOKENS set (npm start, real engine)', () => {
 
   it('srt and vtt that real parsers accept; json and text', async () => {
     const srt = await client.audio.transcriptions.create({
-      file: createReadStream(JFK),
+      file: createReadStream(JFK_MP3),
       model: 'whisper-1',
       response_format: 'srt',
     });
     expect(srtValidator(srt)).toEqual([]);
     expect(srt).toMatch(/^1\r?\n00:00:/);
     const vtt = await client.audio.transcriptions.create({
-      file: createReadStream(JFK),
+      file: createReadStream(JFK_MP3),
       model: 'whisper-1',
       response_format: 'vtt',
     });
@@ -152,9 +153,9 @@ describe('/v1 with OPENAI_COMPAT_TOKENS set (npm start, real engine)', () => {
     expect(parsed.cues.length).toBeGreaterThan(0);
     for (const c of parsed.cues) expect(c.endTime).toBeLessThanOrEqual(11.5);
 
-    const json = await client.audio.transcriptions.create({ file: createReadStream(JFK), model: MODEL });
+    const json = await client.audio.transcriptions.create({ file: createReadStream(JFK_MP3), model: MODEL });
     const text = await client.audio.transcriptions.create({
-      file: createReadStream(JFK),
+      file: createReadStream(JFK_MP3),
       model: MODEL,
       response_format: 'text',
     });
@@ -166,7 +167,7 @@ describe('/v1 with OPENAI_COMPAT_TOKENS set (npm start, real engine)', () => {
 
   it('stream: true is read by the client through to transcript.text.done; the deltas add up to it', async () => {
     const stream = await client.audio.transcriptions.create({
-      file: createReadStream(JFK),
+      file: createReadStream(JFK_MP3),
       model: MODEL,
       stream: true,
     });
@@ -181,10 +182,10 @@ describe('/v1 with OPENAI_COMPAT_TOKENS set (npm start, real engine)', () => {
   }, 120_000);
 
   it('translations answer with the same shapes', async () => {
-    const r = await client.audio.translations.create({ file: createReadStream(JFK), model: MODEL });
+    const r = await client.audio.translations.create({ file: createReadStream(JFK_MP3), model: MODEL });
     expect(typeof r.text).toBe('string');
     const v = await client.audio.translations.create({
-      file: createReadStream(JFK),
+      file: createReadStream(JFK_MP3),
       model: MODEL,
       response_format: 'verbose_json',
     });
@@ -213,7 +214,7 @@ describe('/v1 with OPENAI_COMPAT_TOKENS set (npm start, real engine)', () => {
   });
 
   it('refuses bad requests with the client’s error classes and leaves no upload behind', async () => {
-    const jfk = () => createReadStream(JFK);
+    const jfk = () => createReadStream(JFK_MP3);
     const cases: Array<[() => Promise<unknown>, unknown, string | null, string]> = [
       [
         () => client.audio.transcriptions.create({ file: jfk(), model: 'large-v9' }),
@@ -301,7 +302,7 @@ describe('/v1 with OPENAI_COMPAT_TOKENS set (npm start, real engine)', () => {
         .reduce((a, m) => a + Number(m.value ?? m.count ?? 0), 0);
 
     const before = await scrape();
-    await client.audio.transcriptions.create({ file: createReadStream(JFK), model: MODEL });
+    await client.audio.transcriptions.create({ file: createReadStream(JFK_MP3), model: MODEL });
     const after = await scrape();
 
     const route = { route: '/v1/audio/transcriptions', status: '200' };
@@ -379,7 +380,7 @@ describe('/v1 off by default; a client that disconnects cancels the job', () => 
     const client = new OpenAI({ apiKey: 'file-token', baseURL: `http://127.0.0.1:${port}/v1`, maxRetries: 0 });
     transcriber.delayMs = 30_000;
     const stream = await client.audio.transcriptions.create({
-      file: createReadStream(JFK),
+      file: createReadStream(JFK_MP3),
       model: 'whisper-1',
       stream: true,
     });
