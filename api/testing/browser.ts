@@ -6,7 +6,6 @@
 
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
@@ -122,10 +121,4 @@ export async function makeMedia(dir: string): Promise<{ webm: string; wav: strin
 }
 
 /** A port free right now: the service is told its PORT before it starts. */
-export async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as { port: number };
-  await new Promise((r) => s.close(r));
-  return port;
-}
+export { freePort } from '../../test-support/test-services.ts';
