@@ -361,6 +361,9 @@ async function measureBatch(asr: Asr, win: Float32Array, b: number) {
       free: f,
       capped: c ? { exactTokens: TOKENS, ...c } : null,
       encoder,
+      // The batched setup's self-check at load (engine/asr/README.md, "Self-check"): 'fell-back' means
+      // this row decoded unbatched, whatever batchSize says.
+      selfCheck: 'selfCheck' in model ? (model.selfCheck ?? null) : null,
       /** s/h at exactly `tokensPerWindow` tokens per window (the transformers peer's count). */
       atTargetTokens: atTokens ? { tokensPerWindow: TOKENS, ...atTokens } : null,
     };

@@ -23,6 +23,7 @@ import {
   untilAborted,
 } from '../errors.ts';
 import type { AsrOptions, RunOptions, Segment } from '../types.ts';
+import { CANARY_OPTIONS, CANARY_WINDOWS, canaryAudio, compareCanary } from './self-check.ts';
 import { Slots } from './slots.ts';
 import { buildSegment, csToSeconds, type NativeSegment, type NativeTokens, tokenBytes } from './words.ts';
 
@@ -78,6 +79,37 @@ export interface LoadOptions {
    * has. Default 50 ms.
    */
   encodeGatherMs?: number;
+  /**
+   * Before a batched model serves anyone, decode a small fixed canary alone and batched and compare
+   * tokens and timestamps (README, "Self-check"); once per process for each backend and batched setup.
+   * On a difference the process warns once (`process.emitWarning`, code WHISPER_BATCH_SELF_CHECK) and
+   * every model of that setup decodes unbatched. Default true.
+   */
+  selfCheck?: boolean;
+  /**
+   * Tests only: 'perturb-slot' makes every batched step that serves two or more windows hand the
+   * second its logits negated, as a batching bug would. Its self-check is never shared.
+   */
+  testFault?: 'perturb-slot';
+}
+
+/** The outcome of a batched setup's self-check (one per backend and setup, per process). */
+export interface SelfCheckVerdict {
+  /** The setup checked: backend, device, attention, flash attention, batched encoder or not, model type. */
+  key: string;
+  backend: 'cpu' | 'cuda';
+  batchAttention: 'per-call' | 'slotted';
+  encodeBatch: number;
+  /**
+   * 'verified': batched equals alone. 'fell-back': it did not; batching is off for this setup.
+   * 'inconclusive': equal, but the canary windows never met in one step (a busy machine), so nothing
+   * was proven; batching stays on and the next load of the setup checks again.
+   */
+  status: 'verified' | 'fell-back' | 'inconclusive';
+  /** What differed (empty when verified), at most 20 entries. */
+  differences: string[];
+  /** Wall time of the check. */
+  ms: number;
 }
 
 /** Counters of the batched decoder since the model was loaded. */
@@ -103,6 +135,11 @@ export interface BatchStats {
    * the encoder writes where the steps read, and the window holds one copy of its cross K/V, not two.
    */
   sharedCross: number;
+  /**
+   * Transcriptions whose state's self-attention cache was their slot's memory (slotted attention): the
+   * state's own cache, which slotted steps never touch, is not allocated beside the slot's.
+   */
+  sharedSelf: number;
   /** Batched encoder graphs computed (0 unless encodeBatch > 1). */
   encodeGraphs: number;
   /** Windows those graphs encoded. */
@@ -110,6 +147,11 @@ export interface BatchStats {
   /** The most windows one encoder graph carried. */
   maxInEncode: number;
   encodeMs: number;
+  /**
+   * The self-check of this model's batched setup: 'verified', 'fell-back' (every transcription decodes
+   * unbatched), or 'unchecked' (selfCheck: false).
+   */
+  selfCheck: 'verified' | 'fell-back' | 'inconclusive' | 'unchecked';
 }
 
 export interface ModelInfo {
@@ -128,6 +170,8 @@ export interface ModelInfo {
   batchSize: number;
   /** Windows whose encoder passes share one graph, at most (1: each encodes alone). */
   encodeBatch: number;
+  /** How batched steps attend; 'none' when unbatched. */
+  batchAttention: 'per-call' | 'slotted' | 'none';
 }
 
 export interface AsrRunOptions extends RunOptions {
@@ -209,7 +253,8 @@ interface NativeModel {
   transcribe(pcm: Float32Array, params: object, onProgress?: (percent: number) => void): NativeHandle<NativeResult>;
   detectLanguage(pcm: Float32Array, threads: number): NativeHandle<{ language: string; probability: number }>;
   free(): NativeHandle<void>;
-  batchStats(): BatchStats | undefined;
+  batchStats(): Omit<BatchStats, 'selfCheck'> | undefined;
+  resetBatchStats(): void;
 }
 
 interface NativeVadModel {
@@ -235,8 +280,24 @@ const ADDON_FILE = 'whisper_addon.node';
 /** CUDA first: a GPU host that built it wants it; with useGpu false it still runs on the CPU. */
 const ADDON_DIRS = [join(REPO_ROOT, 'build/addon-cuda'), join(REPO_ROOT, 'build/addon')];
 
+let native: NativeAddon | undefined;
+let addonOverride: string | undefined;
+
+/**
+ * Loads the addon from `path` instead of the build folders: for instrumented builds (the
+ * ThreadSanitizer run, scripts/tsan.ts). Must be called before the first model loads.
+ */
+export function useAddonAt(path: string): void {
+  if (native) throw new EngineError('INVALID_OPTIONS', 'The whisper.cpp addon is already loaded.');
+  addonOverride = path;
+}
+
 /** Where the built addon lives; throws ADDON_NOT_BUILT when neither build exists. */
 export function addonPath(): string {
+  if (addonOverride !== undefined) {
+    if (existsSync(addonOverride)) return addonOverride;
+    throw new EngineError('ADDON_NOT_BUILT', `The whisper.cpp addon is missing at ${addonOverride}.`);
+  }
   for (const dir of ADDON_DIRS) {
     const p = join(dir, ADDON_FILE);
     if (existsSync(p)) return p;
@@ -255,7 +316,6 @@ export function whisperCliPath(): string {
   return p;
 }
 
-let native: NativeAddon | undefined;
 let languageSet: Set<string> | undefined;
 
 function addon(): NativeAddon {
@@ -377,6 +437,8 @@ interface NativeParams {
   noSpeechThold?: number;
   initialPrompt?: string;
   exactTokens?: number;
+  /** whisper.cpp's own path even on a batched model (the self-check's reference, or its fallback). */
+  noBatch?: boolean;
 }
 
 /**
@@ -490,6 +552,9 @@ export class WhisperModel {
   /** Present when batched: the model's decoding slots, shared by every caller. */
   readonly #slots: Slots | undefined;
   #closing: Promise<void> | undefined;
+  /** The self-check's verdict on this model's batched setup (undefined: unbatched or unchecked). */
+  #verdict: SelfCheckVerdict | undefined;
+  #batchThreads = 1;
 
   private constructor(nativeModel: NativeModel) {
     this.#native = nativeModel;
@@ -505,6 +570,7 @@ export class WhisperModel {
       flashAttn: i.flashAttn,
       batchSize: i.batchSize,
       encodeBatch: i.encodeBatch,
+      batchAttention: i.batchAttention,
       ...(i.dtw ? { dtw: i.dtw } : {}),
     });
     this.#slots = i.batchSize > 1 ? new Slots(i.batchSize) : undefined;
@@ -533,6 +599,8 @@ export class WhisperModel {
     const batchThreads = checkInt('batchThreads', o.batchThreads, 1, MAX_THREADS) ?? defaultThreads();
     const encodeBatch = o.encodeBatch === 'auto' ? 0 : (checkInt('encodeBatch', o.encodeBatch, 1, MAX_BATCH) ?? 1);
     const encodeGatherMs = checkInt('encodeGatherMs', o.encodeGatherMs, 0, 60_000) ?? 50;
+    const selfCheck = checkBool('selfCheck', o.selfCheck) ?? true;
+    if (o.testFault !== undefined && o.testFault !== 'perturb-slot') throw invalid("testFault must be 'perturb-slot'.");
     const flashAttn = checkBool('flashAttn', o.flashAttn) ?? dtw === false;
     const batchAttention = o.batchAttention ?? 'auto';
     if (batchAttention !== 'auto' && batchAttention !== 'per-call' && batchAttention !== 'slotted') {
@@ -569,11 +637,13 @@ export class WhisperModel {
           encodeBatch,
           encodeGatherUs: encodeGatherMs * 1000,
           cpuBatchDefault: CPU_BATCH_DEFAULT,
+          testFault: o.testFault ?? '',
         }),
       signal,
     );
+    let model: WhisperModel;
     try {
-      return new WhisperModel(await untilAborted(loading, signal, 'model load'));
+      model = new WhisperModel(await untilAborted(loading, signal, 'model load'));
     } catch (err) {
       // Aborted just as the load succeeded: nobody will hold that model, free it now rather than at GC.
       loading.then(
@@ -582,12 +652,99 @@ export class WhisperModel {
       );
       throw err;
     }
+    model.#batchThreads = batchThreads;
+    if (model.info.batchSize > 1 && selfCheck) {
+      const key = [
+        model.info.backend,
+        onGpu ? gpuDevice : 0,
+        model.info.batchAttention,
+        model.info.flashAttn ? 'flash-attn' : 'no-flash-attn',
+        model.info.encodeBatch > 1 ? 'encoder-batched' : 'encoder-alone',
+        model.info.type,
+        o.testFault ?? '',
+      ].join('/');
+      model.#verdict = selfChecks.get(key);
+      if (model.#verdict === undefined) {
+        try {
+          model.#verdict = await model.#selfCheck(key, signal);
+        } catch (err) {
+          await model.close();
+          throw err;
+        }
+        const final = model.#verdict.status !== 'inconclusive';
+        if (final && o.testFault === undefined && selfChecks.size < MAX_SELF_CHECKS)
+          selfChecks.set(key, model.#verdict);
+        if (model.#verdict.status === 'fell-back') loudFallback(model.#verdict);
+      }
+    }
+    return model;
+  }
+
+  /**
+   * Decodes the canary (self-check.ts) alone, one window after another on whisper.cpp's own path, then
+   * all at once through the batcher, and compares. The batcher's counters are reset afterwards, so
+   * batchStats() counts the model's own work.
+   */
+  async #selfCheck(key: string, signal: AbortSignal | undefined): Promise<SelfCheckVerdict> {
+    const started = performance.now();
+    const language = this.info.multilingual ? CANARY_OPTIONS.language : undefined;
+    // On the CPU backend, flash attention over a few rows splits its work by thread, which can move a
+    // near-tie: the reference uses the threads the batched graph uses (a slotted graph has enough rows
+    // that it never splits, as one thread computes).
+    const threads = this.info.batchAttention === 'slotted' ? 1 : this.#batchThreads;
+    const windows = CANARY_WINDOWS.map((w) => ({
+      name: `canary ${w.seconds} s`,
+      pcm: canaryAudio(w.seconds, w.seed),
+      opts: { ...CANARY_OPTIONS, ...w.options, language, threads },
+    }));
+    const alone: AsrResult[] = [];
+    for (const w of windows) alone.push(await this.#transcribe(w.pcm, w.opts, { signal }, true));
+    // The check proves something only if the windows met in one step (and, with the batched encoder,
+    // in one encoder graph). Whether they do depends on timing (the longer window's mel takes longer),
+    // so a run in which they did not is repeated, at most SELF_CHECK_TRIES times in all.
+    let differences: string[] = [];
+    let status: SelfCheckVerdict['status'] = 'inconclusive';
+    for (let t = 0; t < SELF_CHECK_TRIES && status === 'inconclusive'; t++) {
+      this.#native.resetBatchStats();
+      // Longest first, so its mel spectrogram has a head start on the short window's.
+      const order = windows.map((_, i) => i).reverse();
+      const runs = order.map((i) => this.#transcribe(windows[i]!.pcm, windows[i]!.opts, { signal }, false));
+      const batched: AsrResult[] = [];
+      (await Promise.all(runs)).forEach((r, k) => {
+        batched[order[k]!] = r;
+      });
+      differences = windows.flatMap((w, i) => compareCanary(w.name, alone[i]!, batched[i]!));
+      const st = this.#native.batchStats()!;
+      const met = st.maxInStep >= 2 && (this.info.encodeBatch <= 1 || st.maxInEncode >= 2);
+      if (differences.length > 0) status = 'fell-back';
+      else if (met) status = 'verified';
+    }
+    this.#native.resetBatchStats();
+    return {
+      key,
+      backend: this.info.backend,
+      batchAttention: this.info.batchAttention === 'slotted' ? 'slotted' : 'per-call',
+      encodeBatch: this.info.encodeBatch,
+      status,
+      differences: differences.slice(0, 20),
+      ms: Math.round(performance.now() - started),
+    };
+  }
+
+  /** The self-check's verdict on this model's batched setup; undefined when unbatched or unchecked. */
+  get selfCheck(): SelfCheckVerdict | undefined {
+    return this.#verdict;
   }
 
   /** Transcribes 16 kHz mono samples. Times are seconds from the start of `pcm` plus `run.offset`. */
-  async transcribe(pcm: Float32Array, opts: TranscribeOptions = {}, run: AsrRunOptions = {}): Promise<AsrResult> {
+  transcribe(pcm: Float32Array, opts: TranscribeOptions = {}, run: AsrRunOptions = {}): Promise<AsrResult> {
+    return this.#transcribe(pcm, opts, run, this.#verdict?.status === 'fell-back');
+  }
+
+  async #transcribe(pcm: Float32Array, opts: TranscribeOptions, run: AsrRunOptions, noBatch: boolean) {
     const samples = checkPcm(pcm);
     const { params, words, raw, stats } = transcribeParams(checkObject('options', opts));
+    if (noBatch) params.noBatch = true;
     const r = checkObject('run options', run);
     const signal = checkSignal(r.signal);
     const onProgress = checkProgress(r.onProgress);
@@ -643,7 +800,8 @@ export class WhisperModel {
 
   /** The batched decoder's counters; undefined when the model is not batched or is closed. */
   batchStats(): BatchStats | undefined {
-    return this.#native.batchStats();
+    const s = this.#native.batchStats();
+    return s && { ...s, selfCheck: this.#verdict?.status ?? 'unchecked' };
   }
 
   /** Waits for running jobs, then frees the model. Idempotent; later jobs fail with MODEL_CLOSED. */
@@ -665,6 +823,29 @@ export class WhisperModel {
       this.#inflight.delete(p);
     }
   }
+}
+
+/**
+ * Verdicts of the batched setups checked in this process, by setup. Bounded: a process holds a few
+ * setups (backend, device, attention, encoder, model type); past MAX_SELF_CHECKS a load checks again.
+ */
+const selfChecks = new Map<string, SelfCheckVerdict>();
+const MAX_SELF_CHECKS = 64;
+const SELF_CHECK_TRIES = 3;
+
+/** Every self-check verdict of this process, for health and metrics. */
+export function batchSelfChecks(): SelfCheckVerdict[] {
+  return [...selfChecks.values()];
+}
+
+/** The one loud line: batching is off for this setup, and why. */
+function loudFallback(v: SelfCheckVerdict): void {
+  process.emitWarning(
+    `batched decoding FAILED its self-check on ${v.backend} (${v.batchAttention} attention, encoder batch ${v.encodeBatch}; ` +
+      `${v.key}): ${v.differences.length} difference(s), first: ${v.differences[0]}. ` +
+      'This process decodes every window unbatched on this setup.',
+    { code: 'WHISPER_BATCH_SELF_CHECK' },
+  );
 }
 
 function rawTokens(seg: NativeSegment, t: NativeTokens, offset: number): RawToken[] {

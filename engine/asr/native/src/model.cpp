@@ -83,6 +83,7 @@ class LoadJob : public Job {
     loaded_.batcher = batcher;
     loaded_.info.batch_size = batcher != nullptr ? batch_size_ : 1;
     loaded_.info.encode_batch = batcher != nullptr ? whisper_batcher_get_params(batcher).encode_batch : 1;
+    loaded_.info.batch_attention = batcher != nullptr ? whisper_batcher_get_params(batcher).attention : "none";
 
     ModelInfo& mi = loaded_.info;
     mi.type = whisper_model_type_readable(raw);
@@ -156,6 +157,7 @@ Napi::Value Model::Info(const Napi::CallbackInfo& info) {
   if (!info_.dtw.empty()) o.Set("dtw", info_.dtw);
   o.Set("batchSize", info_.batch_size);
   o.Set("encodeBatch", info_.encode_batch);
+  o.Set("batchAttention", info_.batch_attention);
   return o;
 }
 
@@ -173,11 +175,17 @@ Napi::Value Model::BatchStats(const Napi::CallbackInfo& info) {
   o.Set("slotted", static_cast<double>(st.slotted));
   o.Set("sameGraphSteps", static_cast<double>(st.same_graph));
   o.Set("sharedCross", static_cast<double>(st.shared_cross));
+  o.Set("sharedSelf", static_cast<double>(st.shared_self));
   o.Set("encodeGraphs", static_cast<double>(st.encode_graphs));
   o.Set("encodes", static_cast<double>(st.encodes));
   o.Set("maxInEncode", static_cast<double>(st.max_in_encode));
   o.Set("encodeMs", static_cast<double>(st.encode_us) / 1000.0);
   return o;
+}
+
+Napi::Value Model::ResetBatchStats(const Napi::CallbackInfo& info) {
+  if (ctx_ && batcher_ != nullptr) whisper_batcher_reset_stats(batcher_);
+  return info.Env().Undefined();
 }
 
 Napi::Value Model::Free(const Napi::CallbackInfo& info) {
@@ -206,6 +214,7 @@ Napi::Value Load(const Napi::CallbackInfo& info) {
   bp.attention = GetString(o, "batchAttention", "auto");
   bp.encode_batch = GetNumber<int>(o, "encodeBatch", 1);  // 0: auto
   bp.encode_gather_wait_us = GetNumber<int>(o, "encodeGatherUs", bp.encode_gather_wait_us);
+  bp.fault_perturb_slot = GetString(o, "testFault", "") == "perturb-slot";
   auto job = std::make_shared<LoadJob>(env, info[0].As<Napi::String>().Utf8Value(), cp, dtw, batch_size,
                                        cpu_batch_default, bp);
   return Job::Start(env, job, "whisper-load");

@@ -25,6 +25,7 @@ struct ModelInfo {
   bool flash_attn = false;
   int batch_size = 1;  // > 1: decoder steps of concurrent jobs share one graph (batch/whisper-batch.h)
   int encode_batch = 1;  // > 1: encoder passes of concurrent jobs share one graph
+  std::string batch_attention = "none";  // "slotted" or "per-call" when batched
 };
 
 constexpr int kMaxBatch = 256;  // engine/asr/index.ts MAX_BATCH
@@ -44,6 +45,7 @@ class Model : public Napi::ObjectWrap<Model> {
                            InstanceMethod<&Model::DetectLanguage>("detectLanguage"),
                            InstanceMethod<&Model::Free>("free"),
                            InstanceMethod<&Model::BatchStats>("batchStats"),
+                           InstanceMethod<&Model::ResetBatchStats>("resetBatchStats"),
                        });
   }
 
@@ -61,6 +63,7 @@ class Model : public Napi::ObjectWrap<Model> {
   Napi::Value DetectLanguage(const Napi::CallbackInfo& info);
   Napi::Value Free(const Napi::CallbackInfo& info);
   Napi::Value BatchStats(const Napi::CallbackInfo& info);
+  Napi::Value ResetBatchStats(const Napi::CallbackInfo& info);
 
   ContextPtr Context(Napi::Env env) {
     if (!ctx_) throw CodedError(env, "MODEL_CLOSED", "The model has been closed.");

@@ -53,13 +53,12 @@ class TranscribeJob : public Job {
     // call while it allocates its state and computes its mel spectrogram; detached as soon as
     // whisper_full returns, so that no decoder step waits for it while it builds its result.
     std::optional<WhisperBatchScope> batched;
-    batched.emplace(batcher_);
+    if (!params_.no_batch) batched.emplace(batcher_);
     StatePtr state = InitState(ctx, abort_.get());
     if (!state) {
       Fail("ASR_FAILED", "whisper.cpp could not allocate a decoding state (out of memory?).");
       return;
     }
-    whisper_batch_adopt_state(state.get());
     const int n = static_cast<int>(samples_.size());
 
     std::string language = params_.language;
@@ -89,6 +88,9 @@ class TranscribeJob : public Job {
       has_language_probability_ = true;
     }
     if (Aborted()) return;
+    // After language detection, which encodes and decodes on the state's own caches: from here on
+    // they are its slot's memory, which the batched steps read (whisper-batch.h).
+    whisper_batch_adopt_state(state.get());
 
     const bool beam = params_.beam_size > 1;
     whisper_full_params wp = whisper_full_default_params(beam ? WHISPER_SAMPLING_BEAM_SEARCH : WHISPER_SAMPLING_GREEDY);

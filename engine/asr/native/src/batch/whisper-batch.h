@@ -38,6 +38,9 @@ struct whisper_batcher_params {
   // 0: auto, min(max_sequences, 16) on a GPU and 1 on the CPU (where a pass is compute-bound).
   int encode_batch = 1;
   int encode_gather_wait_us = 50000;
+  // Fault injection, for the self-check's tests only: every step that serves two or more calls hands
+  // the second one its logits negated, as a batching bug that corrupts one slot's result would.
+  bool fault_perturb_slot = false;
 };
 
 struct whisper_batcher_stats {
@@ -48,6 +51,7 @@ struct whisper_batcher_stats {
   uint64_t compute_us = 0;     // time spent building and computing the graphs
   uint64_t slotted = 0;        // calls served by slotted attention (the rest attended per call)
   uint64_t shared_cross = 0;   // states whose cross K/V cache is their slot's memory (whisper_batch_adopt_state)
+  uint64_t shared_self = 0;    // states whose self-attention cache is their slot's memory (same)
   uint64_t same_graph = 0;     // steps whose graph had the same nodes, shapes and addresses as the last
                                // one built in the same memory: ggml-cuda can replay those as a CUDA graph
   uint64_t encode_graphs = 0;  // batched encoder graphs computed
@@ -61,17 +65,20 @@ whisper_batcher* whisper_batcher_init(whisper_context* ctx, whisper_batcher_para
 // Waits for nothing: every attached call must have detached before.
 void whisper_batcher_free(whisper_batcher* b);
 whisper_batcher_stats whisper_batcher_get_stats(whisper_batcher* b);
-// The parameters in force (auto values resolved).
+// The parameters in force (auto values resolved; attention is "slotted" or "per-call").
 whisper_batcher_params whisper_batcher_get_params(whisper_batcher* b);
+// Zeroes the counters (the engine's self-check decodes a canary before the model serves anyone).
+void whisper_batcher_reset_stats(whisper_batcher* b);
 // How many windows to keep in flight: on a GPU, as many whisper_states (plus, when `slotted`, their
 // slots in the batcher's caches) as fit in 85 % of the free device memory (a state measured by
 // creating one); on the CPU, `cpu_default`. Clamped to [1, max_size].
 int whisper_batcher_auto_size(whisper_context* ctx, int cpu_default, int max_size, bool slotted);
 
-// Call on an attached thread right after creating the state its whisper_full will use: with slotted
-// attention and a slot, the state's cross-attention K/V cache becomes that slot's memory (its own
-// buffer is freed), so the encoder's output lands where the slotted steps read it, with no copy and
-// no second copy in memory (about 250 MB per window for large-v3). Does nothing otherwise.
+// Call on an attached thread before the state's whisper_full, after any language detection: with
+// slotted attention and a slot, the state's cross-attention K/V cache and its self-attention cache
+// become that slot's memory (their own buffers are freed), so the encoder's output lands where the
+// slotted steps read it, with no copy, and a window holds one copy of each cache, not two (about
+// 250 + 84 MB per window for large-v3). Does nothing otherwise.
 void whisper_batch_adopt_state(whisper_state* state);
 
 // Attaches the calling thread (and the whisper_full it is about to run) to `b` while in scope.
