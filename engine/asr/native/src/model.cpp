@@ -180,7 +180,16 @@ Napi::Value Model::BatchStats(const Napi::CallbackInfo& info) {
   o.Set("encodes", static_cast<double>(st.encodes));
   o.Set("maxInEncode", static_cast<double>(st.max_in_encode));
   o.Set("encodeMs", static_cast<double>(st.encode_us) / 1000.0);
+  o.Set("cancelledWaiting", static_cast<double>(st.cancelled_waiting));
+  o.Set("abortedGraphs", static_cast<double>(st.aborted_graphs));
+  o.Set("pendingSteps", static_cast<double>(st.pending_steps));
+  o.Set("pendingEncodes", static_cast<double>(st.pending_encodes));
   return o;
+}
+
+Napi::Value Model::ReleaseTestHold(const Napi::CallbackInfo& info) {
+  if (ctx_ && batcher_ != nullptr) whisper_batcher_test_release(batcher_);
+  return info.Env().Undefined();
 }
 
 Napi::Value Model::ResetBatchStats(const Napi::CallbackInfo& info) {
@@ -215,6 +224,7 @@ Napi::Value Load(const Napi::CallbackInfo& info) {
   bp.encode_batch = GetNumber<int>(o, "encodeBatch", 1);  // 0: auto
   bp.encode_gather_wait_us = GetNumber<int>(o, "encodeGatherUs", bp.encode_gather_wait_us);
   bp.fault_perturb_slot = GetString(o, "testFault", "") == "perturb-slot";
+  bp.test_hold = GetString(o, "testFault", "") == "hold";
   auto job = std::make_shared<LoadJob>(env, info[0].As<Napi::String>().Utf8Value(), cp, dtw, batch_size,
                                        cpu_batch_default, bp);
   return Job::Start(env, job, "whisper-load");

@@ -46,6 +46,7 @@ class Model : public Napi::ObjectWrap<Model> {
                            InstanceMethod<&Model::Free>("free"),
                            InstanceMethod<&Model::BatchStats>("batchStats"),
                            InstanceMethod<&Model::ResetBatchStats>("resetBatchStats"),
+                           InstanceMethod<&Model::ReleaseTestHold>("releaseTestHold"),
                        });
   }
 
@@ -63,6 +64,7 @@ class Model : public Napi::ObjectWrap<Model> {
   Napi::Value DetectLanguage(const Napi::CallbackInfo& info);
   Napi::Value Free(const Napi::CallbackInfo& info);
   Napi::Value BatchStats(const Napi::CallbackInfo& info);
+  Napi::Value ReleaseTestHold(const Napi::CallbackInfo& info);
   Napi::Value ResetBatchStats(const Napi::CallbackInfo& info);
 
   ContextPtr Context(Napi::Env env) {

@@ -53,7 +53,11 @@ class TranscribeJob : public Job {
     // call while it allocates its state and computes its mel spectrogram; detached as soon as
     // whisper_full returns, so that no decoder step waits for it while it builds its result.
     std::optional<WhisperBatchScope> batched;
-    if (!params_.no_batch) batched.emplace(batcher_);
+    std::optional<AttachedTo> attached;  // before `batched`'s end: an abort wakes the batcher while attached
+    if (!params_.no_batch && batcher_ != nullptr) {
+      attached.emplace(abort_.get(), batcher_);
+      batched.emplace(batcher_, CancelPoll, abort_.get());
+    }
     StatePtr state = InitState(ctx, abort_.get());
     if (!state) {
       Fail("ASR_FAILED", "whisper.cpp could not allocate a decoding state (out of memory?).");
@@ -136,6 +140,7 @@ class TranscribeJob : public Job {
 
     int rc;
     rc = whisper_full_with_state(ctx, state.get(), wp, samples_.data(), n);
+    attached.reset();
     batched.reset();
     // An abort can make whisper_full return 0 with partial output: the flag decides.
     if (Aborted()) return;

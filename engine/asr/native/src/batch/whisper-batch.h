@@ -41,7 +41,15 @@ struct whisper_batcher_params {
   // Fault injection, for the self-check's tests only: every step that serves two or more calls hands
   // the second one its logits negated, as a batching bug that corrupts one slot's result would.
   bool fault_perturb_slot = false;
+  // Tests only: neither thread takes a step or an encoder pass until whisper_batcher_test_release, so a
+  // test can cancel a call while its request is queued, as an event rather than a race.
+  bool test_hold = false;
 };
+
+// A call's cancellation poll (WhisperBatchScope): true once the call should stop. Read by the call while
+// it waits for a step or an encoder pass, and by a graph's threads between nodes while that graph
+// serves only calls whose polls say true. Must be cheap and thread-safe (an atomic load).
+typedef bool (*whisper_batch_cancel_poll)(void * data);
 
 struct whisper_batcher_stats {
   uint64_t steps = 0;          // batched graphs computed
@@ -54,6 +62,10 @@ struct whisper_batcher_stats {
   uint64_t shared_self = 0;    // states whose self-attention cache is their slot's memory (same)
   uint64_t same_graph = 0;     // steps whose graph had the same nodes, shapes and addresses as the last
                                // one built in the same memory: ggml-cuda can replay those as a CUDA graph
+  uint64_t cancelled_waiting = 0; // steps and passes a cancelled call left while still queued
+  uint64_t aborted_graphs = 0;    // graphs stopped between nodes because every call they served was cancelled
+  uint64_t pending_steps = 0;     // decoder steps queued now (not a counter: a snapshot)
+  uint64_t pending_encodes = 0;   // encoder passes queued now (a snapshot)
   uint64_t encode_graphs = 0;  // batched encoder graphs computed
   uint64_t encodes = 0;        // windows they encoded
   uint64_t max_in_encode = 0;  // the most windows one encoder graph carried
@@ -69,6 +81,12 @@ whisper_batcher_stats whisper_batcher_get_stats(whisper_batcher* b);
 whisper_batcher_params whisper_batcher_get_params(whisper_batcher* b);
 // Zeroes the counters (the engine's self-check decodes a canary before the model serves anyone).
 void whisper_batcher_reset_stats(whisper_batcher* b);
+// Wakes every attached call that waits for a step or an encoder pass, so that one whose cancellation
+// poll now says true leaves: at once if its request is still queued, at the end of the graph that
+// serves it otherwise (that graph writes into its state). Call it after setting what the poll reads.
+void whisper_batcher_wake(whisper_batcher* b);
+// Tests only: ends params.test_hold; queued steps and passes go ahead.
+void whisper_batcher_test_release(whisper_batcher* b);
 // How many windows to keep in flight: on a GPU, as many whisper_states (plus, when `slotted`, their
 // slots in the batcher's caches) as fit in 85 % of the free device memory (a state measured by
 // creating one); on the CPU, `cpu_default`. Clamped to [1, max_size].
@@ -84,7 +102,9 @@ void whisper_batch_adopt_state(whisper_state* state);
 // Attaches the calling thread (and the whisper_full it is about to run) to `b` while in scope.
 class WhisperBatchScope {
  public:
-  explicit WhisperBatchScope(whisper_batcher* b);
+  // `cancelled` (may be null) is this call's cancellation poll, read while it waits (see above).
+  explicit WhisperBatchScope(whisper_batcher* b, whisper_batch_cancel_poll cancelled = nullptr,
+                             void* cancel_data = nullptr);
   ~WhisperBatchScope();
   WhisperBatchScope(const WhisperBatchScope&) = delete;
   WhisperBatchScope& operator=(const WhisperBatchScope&) = delete;
