@@ -64,7 +64,7 @@ class LoadJob : public Job {
     if (batch_size_ == 0) {
       // 'auto' attention is slotted on a GPU with flash attention (the only place auto-size measures).
       const bool slotted = cparams_.flash_attn && bparams_.attention != "per-call";
-      batch_size_ = whisper_batcher_auto_size(raw, cpu_batch_default_, kMaxBatch, slotted);
+      batch_size_ = whisper_batcher_auto_size(raw, cpu_batch_default_, kMaxBatch, slotted, bparams_.share_compute);
     }
     if (batch_size_ > 1) {
       bparams_.max_sequences = batch_size_;
@@ -184,6 +184,22 @@ Napi::Value Model::BatchStats(const Napi::CallbackInfo& info) {
   o.Set("abortedGraphs", static_cast<double>(st.aborted_graphs));
   o.Set("pendingSteps", static_cast<double>(st.pending_steps));
   o.Set("pendingEncodes", static_cast<double>(st.pending_encodes));
+  o.Set("lent", static_cast<double>(st.lent));
+  return o;
+}
+
+// What one more window in flight holds in whisper.cpp's buffers, and the batcher's fixed share, from the
+// allocator's sizes (whisper_batcher_window_bytes). Creates and frees a whole state on the JS thread:
+// for benchmarks and diagnostics, not for a request path.
+Napi::Value Model::WindowBytes(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!ctx_) return env.Undefined();
+  const bool slotted = batcher_ != nullptr && whisper_batcher_get_params(batcher_).attention == "slotted";
+  const bool shared = batcher_ != nullptr && whisper_batcher_get_params(batcher_).share_compute;
+  const whisper_batch_window_bytes b = whisper_batcher_window_bytes(ctx_.get(), slotted, shared);
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("perWindow", static_cast<double>(b.per_window));
+  o.Set("shared", static_cast<double>(b.shared));
   return o;
 }
 
@@ -225,6 +241,7 @@ Napi::Value Load(const Napi::CallbackInfo& info) {
   bp.encode_gather_wait_us = GetNumber<int>(o, "encodeGatherUs", bp.encode_gather_wait_us);
   bp.fault_perturb_slot = GetString(o, "testFault", "") == "perturb-slot";
   bp.test_hold = GetString(o, "testFault", "") == "hold";
+  bp.share_compute = GetBool(o, "shareCompute", bp.share_compute);
   auto job = std::make_shared<LoadJob>(env, info[0].As<Napi::String>().Utf8Value(), cp, dtw, batch_size,
                                        cpu_batch_default, bp);
   return Job::Start(env, job, "whisper-load");

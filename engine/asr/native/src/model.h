@@ -47,6 +47,7 @@ class Model : public Napi::ObjectWrap<Model> {
                            InstanceMethod<&Model::BatchStats>("batchStats"),
                            InstanceMethod<&Model::ResetBatchStats>("resetBatchStats"),
                            InstanceMethod<&Model::ReleaseTestHold>("releaseTestHold"),
+                           InstanceMethod<&Model::WindowBytes>("windowBytes"),
                        });
   }
 
@@ -64,6 +65,7 @@ class Model : public Napi::ObjectWrap<Model> {
   Napi::Value DetectLanguage(const Napi::CallbackInfo& info);
   Napi::Value Free(const Napi::CallbackInfo& info);
   Napi::Value BatchStats(const Napi::CallbackInfo& info);
+  Napi::Value WindowBytes(const Napi::CallbackInfo& info);
   Napi::Value ReleaseTestHold(const Napi::CallbackInfo& info);
   Napi::Value ResetBatchStats(const Napi::CallbackInfo& info);
 

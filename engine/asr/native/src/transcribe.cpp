@@ -80,7 +80,9 @@ class TranscribeJob : public Job {
       bool detected;
       {
         NodeAbortArmed armed(abort_.get());
-        detected = DetectOnState(ctx, state.get(), params_.threads, lang_id, prob);
+        // A batched window's state has no compute buffers of its own: it borrows the batcher's.
+        WhisperBatchCompute compute(state.get(), CancelPoll, abort_.get());
+        detected = compute.ok() && DetectOnState(ctx, state.get(), params_.threads, lang_id, prob);
       }
       if (Aborted()) return;
       if (!detected) {

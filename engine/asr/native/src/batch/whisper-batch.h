@@ -44,6 +44,11 @@ struct whisper_batcher_params {
   // Tests only: neither thread takes a step or an encoder pass until whisper_batcher_test_release, so a
   // test can cancel a call while its request is queued, as an event rather than a race.
   bool test_hold = false;
+  // Shared compute (whisper-batch-shared.inc): the states of attached calls reserve no compute buffers
+  // and borrow the batcher's one set for the passes they compute themselves (an encoder pass alone, the
+  // DTW pass, language detection), one pass at a time. A window then costs its caches alone, not a
+  // whole whisper_state. False: every state reserves its own, as whisper.cpp does.
+  bool share_compute = true;
 };
 
 // A call's cancellation poll (WhisperBatchScope): true once the call should stop. Read by the call while
@@ -66,6 +71,7 @@ struct whisper_batcher_stats {
   uint64_t aborted_graphs = 0;    // graphs stopped between nodes because every call they served was cancelled
   uint64_t pending_steps = 0;     // decoder steps queued now (not a counter: a snapshot)
   uint64_t pending_encodes = 0;   // encoder passes queued now (a snapshot)
+  uint64_t lent = 0;              // passes computed on the shared compute buffers (share_compute)
   uint64_t encode_graphs = 0;  // batched encoder graphs computed
   uint64_t encodes = 0;        // windows they encoded
   uint64_t max_in_encode = 0;  // the most windows one encoder graph carried
@@ -90,7 +96,15 @@ void whisper_batcher_test_release(whisper_batcher* b);
 // How many windows to keep in flight: on a GPU, as many whisper_states (plus, when `slotted`, their
 // slots in the batcher's caches) as fit in 85 % of the free device memory (a state measured by
 // creating one); on the CPU, `cpu_default`. Clamped to [1, max_size].
-int whisper_batcher_auto_size(whisper_context* ctx, int cpu_default, int max_size, bool slotted);
+// `shared_compute`: the states borrow the batcher's compute buffers, so a window costs its caches only.
+int whisper_batcher_auto_size(whisper_context* ctx, int cpu_default, int max_size, bool slotted, bool shared_compute);
+// Bytes one more window in flight holds in whisper.cpp's buffers (its caches, plus its compute buffers
+// unless shared), and the batcher's fixed share (the lent compute set), from the allocator's sizes.
+struct whisper_batch_window_bytes {
+  size_t per_window = 0;
+  size_t shared = 0;
+};
+whisper_batch_window_bytes whisper_batcher_window_bytes(whisper_context* ctx, bool slotted, bool shared_compute);
 
 // Call on an attached thread before the state's whisper_full, after any language detection: with
 // slotted attention and a slot, the state's cross-attention K/V cache and its self-attention cache
@@ -98,6 +112,22 @@ int whisper_batcher_auto_size(whisper_context* ctx, int cpu_default, int max_siz
 // slotted steps read it, with no copy, and a window holds one copy of each cache, not two (about
 // 250 + 84 MB per window for large-v3). Does nothing otherwise.
 void whisper_batch_adopt_state(whisper_state* state);
+
+// Lends a state the batcher's shared compute buffers while in scope, for whisper.cpp's public functions
+// that compute on a state outside whisper_full (language detection), which the dispatchers do not see.
+// Call on a thread attached to the state's batcher. No-op for a state with its own buffers. ok() is
+// false when the state has none and none could be lent (the thread is not attached).
+class WhisperBatchCompute {
+ public:
+  WhisperBatchCompute(whisper_state* state, whisper_batch_cancel_poll cancelled, void* cancel_data);
+  ~WhisperBatchCompute();
+  WhisperBatchCompute(const WhisperBatchCompute&) = delete;
+  WhisperBatchCompute& operator=(const WhisperBatchCompute&) = delete;
+  bool ok() const;
+
+ private:
+  void* lend_;
+};
 
 // Attaches the calling thread (and the whisper_full it is about to run) to `b` while in scope.
 class WhisperBatchScope {
