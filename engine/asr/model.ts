@@ -1,0 +1,966 @@
+/**
+ * engine/asr: the typed face of our whisper.cpp N-API addon (engine/asr/native).
+ *
+ * Owns: finding and loading the built addon, validating options (INVALID_OPTIONS), mapping
+ * native failures to EngineError codes, wiring AbortSignals and progress, turning whisper.cpp's
+ * raw tokens into words (words.ts), and the model's lifetime (close() waits for running jobs).
+ * All inference runs on native threads; nothing here blocks the event loop beyond copying the
+ * input samples.
+ */
+
+import { existsSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  abortError,
+  asEngineError,
+  EngineError,
+  type EngineErrorCode,
+  throwIfAborted,
+  untilAborted,
+} from '../errors.ts';
+import type { AsrOptions, RunOptions, Segment } from '../types.ts';
+import { CANARY_OPTIONS, CANARY_WINDOWS, canaryAudio, compareCanary } from './self-check.ts';
+import { Slots } from './slots.ts';
+import { buildSegment, csToSeconds, type NativeSegment, type NativeTokens, tokenBytes } from './words.ts';
+
+export const SAMPLE_RATE = 16_000;
+
+export interface LoadOptions {
+  /** Use the GPU when the addon was built with CUDA and a device exists (default true). */
+  useGpu?: boolean;
+  gpuDevice?: number;
+  /**
+   * Flash attention (faster, especially on GPU). whisper.cpp cannot combine it with DTW, so it
+   * defaults to on only when `dtw` is false; asking for both is INVALID_OPTIONS.
+   */
+  flashAttn?: boolean;
+  /**
+   * DTW word timing. On a GPU the default is false: words take whisper's token timestamps and flash
+   * attention stays on (whisper.cpp cannot combine the two, and the model must not lose flash
+   * attention because nobody asked for DTW). On the CPU the default is 'auto'.
+   * 'auto' picks whisper.cpp's alignment-head preset from the model's
+   * shape; a preset name as whisper-cli's --dtw takes it ('tiny', 'base.en', 'large.v3', ...);
+   * false uses whisper's token timestamps only.
+   */
+  dtw?: 'auto' | string | false;
+  /** Let whisper.cpp/ggml log to stderr. Process-wide: the last load() that sets it wins. */
+  verbose?: boolean;
+  /**
+   * Batched decoding: up to `batchSize` transcriptions on this model (from any caller) have their
+   * decoder steps computed together, one graph per step; each window still decodes exactly as it
+   * would alone. 1 (the default) decodes every call on its own. Further calls wait for a slot.
+   * 'auto': as many whisper_states as fit in 85 % of the free VRAM on CUDA; CPU_BATCH_DEFAULT on the CPU.
+   */
+  batchSize?: number | 'auto';
+  /** Threads for the batched graph (CPU backend). Default: min(4, cores). */
+  batchThreads?: number;
+  /**
+   * How a batched step attends (README, "Batched decoding"): 'per-call' (each window against its own
+   * caches, bit-identical to decoding alone), 'slotted' (every window's caches in one tensor with a
+   * slot dimension, one flash-attention op per layer, a graph whose shape holds from step to step;
+   * needs flashAttn), or 'auto' (default: slotted on a GPU with flash attention, per-call otherwise).
+   */
+  batchAttention?: 'auto' | 'per-call' | 'slotted';
+  /**
+   * Batched encoder (needs batchSize > 1): up to this many windows' encoder passes (convolutions,
+   * encoder layers, cross-attention K/V) in one graph, on the batcher's own thread so that encoding
+   * overlaps the decoder steps. Each window's encoder output is the one it gets alone (bit-identical
+   * on the CPU backend). 1 (the default) encodes each window on its own call, as whisper.cpp does.
+   * 'auto': min(batchSize, 16) on a GPU, 1 on the CPU (a pass there is compute-bound).
+   */
+  encodeBatch?: number | 'auto';
+  /**
+   * How long a batched encoder pass waits for the other windows in flight that are about to encode
+   * (computing their mel spectrogram, or seeking on in their window) before it runs with those it
+   * has. Default 50 ms.
+   */
+  encodeGatherMs?: number;
+  /**
+   * Before a batched model serves anyone, decode a small fixed canary alone and batched and compare
+   * tokens and timestamps (README, "Self-check"); once per process for each backend and batched setup.
+   * On a difference the process warns once (`process.emitWarning`, code WHISPER_BATCH_SELF_CHECK) and
+   * every model of that setup decodes unbatched. Default true.
+   */
+  selfCheck?: boolean;
+  /**
+   * Tests only: 'perturb-slot' makes every batched step that serves two or more windows hand the
+   * second its logits negated, as a batching bug would. Its self-check is never shared.
+   */
+  testFault?: 'perturb-slot';
+}
+
+/** The outcome of a batched setup's self-check (one per backend and setup, per process). */
+export interface SelfCheckVerdict {
+  /** The setup checked: backend, device, attention, flash attention, batched encoder or not, model type. */
+  key: string;
+  backend: 'cpu' | 'cuda';
+  batchAttention: 'per-call' | 'slotted';
+  encodeBatch: number;
+  /**
+   * 'verified': batched equals alone. 'fell-back': it did not; batching is off for this setup.
+   * 'inconclusive': equal, but the canary windows never met in one step (a busy machine), so nothing
+   * was proven; batching stays on and the next load of the setup checks again.
+   */
+  status: 'verified' | 'fell-back' | 'inconclusive';
+  /** What differed (empty when verified), at most 20 entries. */
+  differences: string[];
+  /** Wall time of the check. */
+  ms: number;
+}
+
+/** Counters of the batched decoder since the model was loaded. */
+export interface BatchStats {
+  /** Batched graphs computed. */
+  steps: number;
+  /** Decoder calls served, summed over steps (steps × mean sequences per step). */
+  sequences: number;
+  /** Tokens those calls carried. */
+  tokens: number;
+  /** The most decoder calls one graph served. */
+  maxInStep: number;
+  computeMs: number;
+  /** Decoder calls served by slotted attention. */
+  slotted: number;
+  /**
+   * Steps whose graph had the same nodes, shapes and addresses as the previous one of its kind: the
+   * steps ggml-cuda can replay as one CUDA graph (computed on every backend, so the CPU shows it too).
+   */
+  sameGraphSteps: number;
+  /**
+   * Transcriptions whose state's cross-attention cache was their slot's memory (slotted attention):
+   * the encoder writes where the steps read, and the window holds one copy of its cross K/V, not two.
+   */
+  sharedCross: number;
+  /**
+   * Transcriptions whose state's self-attention cache was their slot's memory (slotted attention): the
+   * state's own cache, which slotted steps never touch, is not allocated beside the slot's.
+   */
+  sharedSelf: number;
+  /** Batched encoder graphs computed (0 unless encodeBatch > 1). */
+  encodeGraphs: number;
+  /** Windows those graphs encoded. */
+  encodes: number;
+  /** The most windows one encoder graph carried. */
+  maxInEncode: number;
+  encodeMs: number;
+  /**
+   * The self-check of this model's batched setup: 'verified', 'fell-back' (every transcription decodes
+   * unbatched), or 'unchecked' (selfCheck: false).
+   */
+  selfCheck: 'verified' | 'fell-back' | 'inconclusive' | 'unchecked';
+}
+
+export interface ModelInfo {
+  /** tiny | base | small | medium | large */
+  type: string;
+  multilingual: boolean;
+  nMels: number;
+  nVocab: number;
+  backend: 'cpu' | 'cuda';
+  /** whisper.cpp's system info line (SIMD features, OpenMP, ...). */
+  system: string;
+  /** The DTW alignment-head preset in use, absent when DTW is off. */
+  dtw?: string;
+  flashAttn: boolean;
+  /** Transcriptions whose decoder steps share one graph (1: unbatched). */
+  batchSize: number;
+  /** Windows whose encoder passes share one graph, at most (1: each encodes alone). */
+  encodeBatch: number;
+  /** How batched steps attend; 'none' when unbatched. */
+  batchAttention: 'per-call' | 'slotted' | 'none';
+}
+
+export interface AsrRunOptions extends RunOptions {
+  /** Seconds added to every time (the window's position in the whole media). */
+  offset?: number;
+}
+
+export interface RawToken {
+  id: number;
+  /** The token's bytes as text; a token that holds part of a UTF-8 character shows U+FFFD. */
+  text: string;
+  /** The token's exact bytes (whisper-cli merges partial characters; parity needs the bytes). */
+  bytes: Uint8Array;
+  p: number;
+  /** Seconds (+ offset); -1 when whisper.cpp computed no token timestamps. */
+  t0: number;
+  t1: number;
+  /** DTW time in seconds (+ offset), for text tokens when DTW is on. */
+  tDtw?: number;
+}
+
+export interface AsrResult {
+  language: string;
+  languageProbability?: number;
+  duration: number;
+  segments: Segment[];
+  /** Per segment, every token whisper.cpp produced (specials included), when opts.rawTokens. */
+  tokens?: RawToken[][];
+}
+
+export interface TranscribeOptions extends AsrOptions {
+  rawTokens?: boolean;
+  /** Don't condition on the previous window's text (whisper.cpp's default: true). */
+  noContext?: boolean;
+  singleSegment?: boolean;
+  /** Max tokens per segment, 0 = no limit. */
+  maxTokens?: number;
+  /**
+   * Benchmarks only: decode exactly this many tokens per call (no timestamps, end-of-text suppressed,
+   * no temperature fallback), like a peer generating with min = max new tokens. Not for transcripts.
+   */
+  benchmarkExactTokens?: number;
+}
+
+export interface WhisperVadOptions {
+  threshold?: number;
+  minSpeechMs?: number;
+  minSilenceMs?: number;
+  speechPadMs?: number;
+  threads?: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The native module's shape (engine/asr/native/src/: addon.cpp registers it).
+
+interface NativeHandle<T> {
+  promise: Promise<T>;
+  abort(): void;
+}
+
+interface NativeInfo extends ModelInfo {
+  nAudioLayer: number;
+  nTextLayer: number;
+  nTextCtx: number;
+  tokenEot: number;
+  tokenBeg: number;
+}
+
+interface NativeResult {
+  language: string;
+  languageProbability?: number;
+  nSamples: number;
+  segments: NativeSegment[];
+  tokens: NativeTokens;
+}
+
+interface NativeModel {
+  info(): NativeInfo;
+  transcribe(pcm: Float32Array, params: object, onProgress?: (percent: number) => void): NativeHandle<NativeResult>;
+  detectLanguage(pcm: Float32Array, threads: number): NativeHandle<{ language: string; probability: number }>;
+  free(): NativeHandle<void>;
+  batchStats(): Omit<BatchStats, 'selfCheck'> | undefined;
+  resetBatchStats(): void;
+}
+
+interface NativeVadModel {
+  detect(pcm: Float32Array, opts: object): NativeHandle<Float32Array>;
+  free(): NativeHandle<void>;
+}
+
+interface NativeAddon {
+  load(path: string, opts: object): NativeHandle<NativeModel>;
+  vadLoad(path: string, opts: { threads: number }): NativeHandle<NativeVadModel>;
+  setLogging(enabled: boolean): void;
+  languages(): string[];
+  gpuDevices(): number;
+  version: string;
+  systemInfo: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Finding the addon.
+
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ADDON_FILE = 'whisper_addon.node';
+/** CUDA first: a GPU host that built it wants it; with useGpu false it still runs on the CPU. */
+const ADDON_DIRS = [join(REPO_ROOT, 'build/addon-cuda'), join(REPO_ROOT, 'build/addon')];
+
+let native: NativeAddon | undefined;
+let addonOverride: string | undefined;
+
+/**
+ * Loads the addon from `path` instead of the build folders: for instrumented builds (the
+ * ThreadSanitizer run, scripts/tsan.ts). Must be called before the first model loads.
+ */
+export function useAddonAt(path: string): void {
+  if (native) throw new EngineError('INVALID_OPTIONS', 'The whisper.cpp addon is already loaded.');
+  addonOverride = path;
+}
+
+/** Where the built addon lives; throws ADDON_NOT_BUILT when neither build exists. */
+export function addonPath(): string {
+  if (addonOverride !== undefined) {
+    if (existsSync(addonOverride)) return addonOverride;
+    throw new EngineError('ADDON_NOT_BUILT', `The whisper.cpp addon is missing at ${addonOverride}.`);
+  }
+  for (const dir of ADDON_DIRS) {
+    const p = join(dir, ADDON_FILE);
+    if (existsSync(p)) return p;
+  }
+  throw new EngineError('ADDON_NOT_BUILT', 'The whisper.cpp addon is not built: run `npm run build:addon`.', {
+    details: { looked: ADDON_DIRS.map((d) => join(d, ADDON_FILE)) },
+  });
+}
+
+/** whisper-cli built by the same CMake build, from the same source and flags, as the addon. */
+export function whisperCliPath(): string {
+  const p = join(dirname(addonPath()), 'bin', 'whisper-cli');
+  if (!existsSync(p)) {
+    throw new EngineError('ADDON_NOT_BUILT', `whisper-cli is missing at ${p}: run \`npm run build:addon\`.`);
+  }
+  return p;
+}
+
+let languageSet: Set<string> | undefined;
+
+function addon(): NativeAddon {
+  if (native) return native;
+  const path = addonPath();
+  try {
+    native = createRequire(import.meta.url)(path) as NativeAddon;
+  } catch (cause) {
+    throw new EngineError('ADDON_NOT_BUILT', `The whisper.cpp addon at ${path} could not be loaded.`, { cause });
+  }
+  return native;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation.
+
+function invalid(message: string): EngineError {
+  return new EngineError('INVALID_OPTIONS', message);
+}
+
+function checkBool(name: string, v: unknown): boolean | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'boolean') throw invalid(`${name} must be a boolean.`);
+  return v;
+}
+
+function checkInt(name: string, v: unknown, min: number, max: number): number | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+    throw invalid(`${name} must be an integer from ${min} to ${max}.`);
+  }
+  return v;
+}
+
+function checkNum(name: string, v: unknown, min: number, max: number): number | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) {
+    throw invalid(`${name} must be a number from ${min} to ${max}.`);
+  }
+  return v;
+}
+
+function checkObject(name: string, v: unknown): Record<string, unknown> {
+  if (v === undefined) return {};
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw invalid(`${name} must be an object.`);
+  return v as Record<string, unknown>;
+}
+
+function checkPcm(pcm: unknown): Float32Array {
+  if (!(pcm instanceof Float32Array)) throw invalid('pcm must be a Float32Array of 16 kHz mono samples.');
+  if (pcm.length === 0) throw invalid('pcm is empty.');
+  return pcm;
+}
+
+function checkSignal(signal: unknown): AbortSignal | undefined {
+  if (signal === undefined) return undefined;
+  if (!(signal instanceof AbortSignal)) throw invalid('signal must be an AbortSignal.');
+  return signal;
+}
+
+function checkProgress(fn: unknown): RunOptions['onProgress'] {
+  if (fn === undefined) return undefined;
+  if (typeof fn !== 'function') throw invalid('onProgress must be a function.');
+  return fn as RunOptions['onProgress'];
+}
+
+const DTW_PRESETS = new Set([
+  'tiny',
+  'tiny.en',
+  'base',
+  'base.en',
+  'small',
+  'small.en',
+  'medium',
+  'medium.en',
+  'large.v1',
+  'large.v2',
+  'large.v3',
+  'large.v3.turbo',
+]);
+
+const MAX_THREADS = 256;
+/** Each slot holds a whisper_state (about 0.6 GB for large-v3): 256 is beyond any card today. */
+export const MAX_BATCH = 256;
+/**
+ * batchSize 'auto' on the CPU backend: unbatched. benchmarks/batch-cpu.ts measured batched decoding
+ * at 0.87–1.0× the tokens/s of parallel states on the same 2 cores (synthetic-base, 100 tokens per
+ * window, B = 1…16; benchmarks/results/batch-cpu-synthetic-base.json): a step on this CPU is
+ * compute-bound, so sharing the weight reads saves nothing. Explicit batch sizes still batch.
+ */
+export const CPU_BATCH_DEFAULT = 1;
+
+function defaultThreads(): number {
+  return Math.min(4, availableParallelism());
+}
+
+function checkLanguage(v: unknown): string | undefined {
+  if (v === undefined || v === 'auto') return undefined;
+  if (typeof v !== 'string') throw invalid('language must be a string.');
+  languageSet ??= new Set(addon().languages());
+  if (!languageSet.has(v)) throw invalid(`language '${v}' is not one whisper.cpp knows.`);
+  return v;
+}
+
+interface NativeParams {
+  language?: string;
+  translate?: boolean;
+  tokenTimestamps: boolean;
+  noContext?: boolean;
+  singleSegment?: boolean;
+  maxTokens?: number;
+  threads: number;
+  beamSize?: number;
+  bestOf?: number;
+  temperature?: number;
+  temperatureInc?: number;
+  entropyThold?: number;
+  logprobThold?: number;
+  noSpeechThold?: number;
+  initialPrompt?: string;
+  exactTokens?: number;
+  /** whisper.cpp's own path even on a batched model (the self-check's reference, or its fallback). */
+  noBatch?: boolean;
+}
+
+/**
+ * whisper.cpp conditions on at most n_text_ctx / 2 = 224 prompt tokens and silently drops the
+ * front of a longer prompt. The addon has no tokenizer call to count them, so the cap is on
+ * UTF-8 bytes: whisper's byte-level BPE averages about four bytes per token on prose, so 896
+ * bytes is about the window; a longer prompt is refused rather than cut without a word.
+ */
+export const PROMPT_MAX_TOKENS = 224;
+export const PROMPT_MAX_BYTES = PROMPT_MAX_TOKENS * 4;
+
+/** Throws INVALID_OPTIONS for a prompt that is not a string or is longer than the window. */
+export function checkPrompt(prompt: unknown): string | undefined {
+  if (prompt === undefined) return undefined;
+  if (typeof prompt !== 'string') throw invalid('initialPrompt must be a string.');
+  const bytes = Buffer.byteLength(prompt, 'utf8');
+  if (bytes > PROMPT_MAX_BYTES) {
+    throw invalid(
+      `The prompt is ${bytes} bytes; whisper's prompt window is ${PROMPT_MAX_TOKENS} tokens (at most ${PROMPT_MAX_BYTES} bytes here).`,
+    );
+  }
+  return prompt;
+}
+
+function transcribeParams(opts: Record<string, unknown>): {
+  params: NativeParams;
+  words: boolean;
+  raw: boolean;
+  stats: boolean;
+} {
+  const initialPrompt = checkPrompt(opts.initialPrompt);
+  const words = checkBool('wordTimestamps', opts.wordTimestamps) ?? true;
+  const params: NativeParams = {
+    language: checkLanguage(opts.language),
+    translate: checkBool('translate', opts.translate),
+    tokenTimestamps: words,
+    noContext: checkBool('noContext', opts.noContext),
+    singleSegment: checkBool('singleSegment', opts.singleSegment),
+    maxTokens: checkInt('maxTokens', opts.maxTokens, 0, 1024),
+    threads: checkInt('threads', opts.threads, 1, MAX_THREADS) ?? defaultThreads(),
+    beamSize: checkInt('beamSize', opts.beamSize, 1, 16),
+    bestOf: checkInt('bestOf', opts.bestOf, 1, 16),
+    temperature: checkNum('temperature', opts.temperature, 0, 1),
+    temperatureInc: checkNum('temperatureIncrement', opts.temperatureIncrement, 0, 1),
+    entropyThold: checkNum('entropyThreshold', opts.entropyThreshold, 0, 100),
+    logprobThold: checkNum('logprobThreshold', opts.logprobThreshold, -100, 0),
+    noSpeechThold: checkNum('noSpeechThreshold', opts.noSpeechThreshold, 0, 1),
+    initialPrompt,
+    exactTokens: checkInt('benchmarkExactTokens', opts.benchmarkExactTokens, 1, 220),
+  };
+  return {
+    params,
+    words,
+    raw: checkBool('rawTokens', opts.rawTokens) ?? false,
+    stats: checkBool('segmentStats', opts.segmentStats) ?? false,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running a native job under an AbortSignal.
+
+/** The codes the addon rejects with (native/src: Fail(...), CodedError(...)). */
+const NATIVE_CODES = new Set<EngineErrorCode>([
+  'ABORTED',
+  'ASR_FAILED',
+  'MODEL_LOAD_FAILED',
+  'MODEL_CLOSED',
+  'VAD_FAILED',
+  'INVALID_OPTIONS',
+  'INTERNAL_ERROR',
+]);
+
+/** An error without one of those codes (a TypeError from argument checks) is our bug: INTERNAL_ERROR. */
+function toEngineError(err: unknown, signal?: AbortSignal): EngineError {
+  if (err instanceof EngineError) return err;
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code === 'ABORTED') return abortError(signal, 'transcription');
+  if (typeof code === 'string' && NATIVE_CODES.has(code as EngineErrorCode)) {
+    return new EngineError(code as EngineErrorCode, (err as Error).message, { cause: err });
+  }
+  return asEngineError(err);
+}
+
+async function runNative<T>(start: () => NativeHandle<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal?.aborted) throw abortError(signal, 'transcription');
+  let handle: NativeHandle<T>;
+  try {
+    handle = start();
+  } catch (err) {
+    throw toEngineError(err, signal);
+  }
+  const onAbort = () => handle.abort();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await handle.promise;
+  } catch (err) {
+    throw toEngineError(err, signal);
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The model.
+
+export class WhisperModel {
+  readonly info: ModelInfo;
+  readonly #native: NativeModel;
+  readonly #eot: number;
+  readonly #inflight = new Set<Promise<unknown>>();
+  /** Present when batched: the model's decoding slots, shared by every caller. */
+  readonly #slots: Slots | undefined;
+  #closing: Promise<void> | undefined;
+  /** The self-check's verdict on this model's batched setup (undefined: unbatched or unchecked). */
+  #verdict: SelfCheckVerdict | undefined;
+  #batchThreads = 1;
+
+  private constructor(nativeModel: NativeModel) {
+    this.#native = nativeModel;
+    const i = nativeModel.info();
+    this.#eot = i.tokenEot;
+    this.info = Object.freeze({
+      type: i.type,
+      multilingual: i.multilingual,
+      nMels: i.nMels,
+      nVocab: i.nVocab,
+      backend: i.backend,
+      system: i.system,
+      flashAttn: i.flashAttn,
+      batchSize: i.batchSize,
+      encodeBatch: i.encodeBatch,
+      batchAttention: i.batchAttention,
+      ...(i.dtw ? { dtw: i.dtw } : {}),
+    });
+    this.#slots = i.batchSize > 1 ? new Slots(i.batchSize) : undefined;
+  }
+
+  /**
+   * Loads a ggml model file once (off the JS thread); many jobs may then run on it at once. An abort
+   * rejects at once; whisper.cpp cannot stop mid-read, so the native load finishes on its own
+   * thread and frees what it loaded.
+   */
+  static async load(path: string, opts: LoadOptions = {}, run: RunOptions = {}): Promise<WhisperModel> {
+    if (typeof path !== 'string' || path === '') throw invalid('The model path must be a non-empty string.');
+    const o = checkObject('load options', opts);
+    const signal = checkSignal(checkObject('run options', run).signal);
+    throwIfAborted(signal, 'model load');
+    const useGpu = checkBool('useGpu', o.useGpu) ?? true;
+    const gpuDevice = checkInt('gpuDevice', o.gpuDevice, 0, 64) ?? 0;
+    const verbose = checkBool('verbose', o.verbose);
+    const onGpu = useGpu && addon().gpuDevices() > gpuDevice;
+    const dtw = o.dtw ?? (onGpu ? false : 'auto');
+    if (dtw !== false && dtw !== 'auto' && !(typeof dtw === 'string' && DTW_PRESETS.has(dtw))) {
+      throw invalid(`dtw must be 'auto', false or one of ${[...DTW_PRESETS].join(', ')}.`);
+    }
+    // 0 asks the addon to size the batch itself (it knows the backend and the free device memory).
+    const batchSize = o.batchSize === 'auto' ? 0 : (checkInt('batchSize', o.batchSize, 1, MAX_BATCH) ?? 1);
+    const batchThreads = checkInt('batchThreads', o.batchThreads, 1, MAX_THREADS) ?? defaultThreads();
+    const encodeBatch = o.encodeBatch === 'auto' ? 0 : (checkInt('encodeBatch', o.encodeBatch, 1, MAX_BATCH) ?? 1);
+    const encodeGatherMs = checkInt('encodeGatherMs', o.encodeGatherMs, 0, 60_000) ?? 50;
+    const selfCheck = checkBool('selfCheck', o.selfCheck) ?? true;
+    if (o.testFault !== undefined && o.testFault !== 'perturb-slot') throw invalid("testFault must be 'perturb-slot'.");
+    const flashAttn = checkBool('flashAttn', o.flashAttn) ?? dtw === false;
+    const batchAttention = o.batchAttention ?? 'auto';
+    if (batchAttention !== 'auto' && batchAttention !== 'per-call' && batchAttention !== 'slotted') {
+      throw invalid("batchAttention must be 'auto', 'per-call' or 'slotted'.");
+    }
+    if (batchAttention === 'slotted' && !flashAttn) {
+      throw invalid("batchAttention 'slotted' needs flashAttn (its caches use flash attention's layout).");
+    }
+    if (flashAttn && dtw !== false) {
+      throw invalid('flashAttn and dtw cannot be combined (whisper.cpp disables DTW under flash attention).');
+    }
+
+    const lib = addon();
+    if (verbose !== undefined) lib.setLogging(verbose);
+    try {
+      const s = await stat(path);
+      if (!s.isFile()) throw new Error('not a regular file');
+    } catch (cause) {
+      throw new EngineError('MODEL_LOAD_FAILED', `The model file ${path} cannot be read.`, {
+        cause,
+        details: { path },
+      });
+    }
+    const loading = runNative(
+      () =>
+        lib.load(path, {
+          useGpu,
+          gpuDevice,
+          flashAttn,
+          dtw: dtw === false ? '' : dtw,
+          batchSize,
+          batchThreads,
+          batchAttention,
+          encodeBatch,
+          encodeGatherUs: encodeGatherMs * 1000,
+          cpuBatchDefault: CPU_BATCH_DEFAULT,
+          testFault: o.testFault ?? '',
+        }),
+      signal,
+    );
+    let model: WhisperModel;
+    try {
+      model = new WhisperModel(await untilAborted(loading, signal, 'model load'));
+    } catch (err) {
+      // Aborted just as the load succeeded: nobody will hold that model, free it now rather than at GC.
+      loading.then(
+        (m) => m.free().promise.catch(() => {}),
+        () => {},
+      );
+      throw err;
+    }
+    model.#batchThreads = batchThreads;
+    if (model.info.batchSize > 1 && selfCheck) {
+      const key = [
+        model.info.backend,
+        onGpu ? gpuDevice : 0,
+        model.info.batchAttention,
+        model.info.flashAttn ? 'flash-attn' : 'no-flash-attn',
+        model.info.encodeBatch > 1 ? 'encoder-batched' : 'encoder-alone',
+        model.info.type,
+        o.testFault ?? '',
+      ].join('/');
+      model.#verdict = selfChecks.get(key);
+      if (model.#verdict === undefined) {
+        try {
+          model.#verdict = await model.#selfCheck(key, signal);
+        } catch (err) {
+          await model.close();
+          throw err;
+        }
+        const final = model.#verdict.status !== 'inconclusive';
+        if (final && o.testFault === undefined && selfChecks.size < MAX_SELF_CHECKS)
+          selfChecks.set(key, model.#verdict);
+        if (model.#verdict.status === 'fell-back') loudFallback(model.#verdict);
+      }
+    }
+    return model;
+  }
+
+  /**
+   * Decodes the canary (self-check.ts) alone, one window after another on whisper.cpp's own path, then
+   * all at once through the batcher, and compares. The batcher's counters are reset afterwards, so
+   * batchStats() counts the model's own work.
+   */
+  async #selfCheck(key: string, signal: AbortSignal | undefined): Promise<SelfCheckVerdict> {
+    const started = performance.now();
+    const language = this.info.multilingual ? CANARY_OPTIONS.language : undefined;
+    // On the CPU backend, flash attention over a few rows splits its work by thread, which can move a
+    // near-tie: the reference uses the threads the batched graph uses (a slotted graph has enough rows
+    // that it never splits, as one thread computes).
+    const threads = this.info.batchAttention === 'slotted' ? 1 : this.#batchThreads;
+    const windows = CANARY_WINDOWS.map((w) => ({
+      name: `canary ${w.seconds} s`,
+      pcm: canaryAudio(w.seconds, w.seed),
+      opts: { ...CANARY_OPTIONS, ...w.options, language, threads },
+    }));
+    const alone: AsrResult[] = [];
+    for (const w of windows) alone.push(await this.#transcribe(w.pcm, w.opts, { signal }, true));
+    // The check proves something only if the windows met in one step (and, with the batched encoder,
+    // in one encoder graph). Whether they do depends on timing (the longer window's mel takes longer),
+    // so a run in which they did not is repeated, at most SELF_CHECK_TRIES times in all.
+    let differences: string[] = [];
+    let status: SelfCheckVerdict['status'] = 'inconclusive';
+    for (let t = 0; t < SELF_CHECK_TRIES && status === 'inconclusive'; t++) {
+      this.#native.resetBatchStats();
+      // Longest first, so its mel spectrogram has a head start on the short window's.
+      const order = windows.map((_, i) => i).reverse();
+      const runs = order.map((i) => this.#transcribe(windows[i]!.pcm, windows[i]!.opts, { signal }, false));
+      const batched: AsrResult[] = [];
+      (await Promise.all(runs)).forEach((r, k) => {
+        batched[order[k]!] = r;
+      });
+      differences = windows.flatMap((w, i) => compareCanary(w.name, alone[i]!, batched[i]!));
+      const st = this.#native.batchStats()!;
+      const met = st.maxInStep >= 2 && (this.info.encodeBatch <= 1 || st.maxInEncode >= 2);
+      if (differences.length > 0) status = 'fell-back';
+      else if (met) status = 'verified';
+    }
+    this.#native.resetBatchStats();
+    return {
+      key,
+      backend: this.info.backend,
+      batchAttention: this.info.batchAttention === 'slotted' ? 'slotted' : 'per-call',
+      encodeBatch: this.info.encodeBatch,
+      status,
+      differences: differences.slice(0, 20),
+      ms: Math.round(performance.now() - started),
+    };
+  }
+
+  /** The self-check's verdict on this model's batched setup; undefined when unbatched or unchecked. */
+  get selfCheck(): SelfCheckVerdict | undefined {
+    return this.#verdict;
+  }
+
+  /** Transcribes 16 kHz mono samples. Times are seconds from the start of `pcm` plus `run.offset`. */
+  transcribe(pcm: Float32Array, opts: TranscribeOptions = {}, run: AsrRunOptions = {}): Promise<AsrResult> {
+    return this.#transcribe(pcm, opts, run, this.#verdict?.status === 'fell-back');
+  }
+
+  async #transcribe(pcm: Float32Array, opts: TranscribeOptions, run: AsrRunOptions, noBatch: boolean) {
+    const samples = checkPcm(pcm);
+    const { params, words, raw, stats } = transcribeParams(checkObject('options', opts));
+    if (noBatch) params.noBatch = true;
+    const r = checkObject('run options', run);
+    const signal = checkSignal(r.signal);
+    const onProgress = checkProgress(r.onProgress);
+    const offset = checkNum('offset', r.offset, 0, Number.MAX_SAFE_INTEGER) ?? 0;
+    const duration = samples.length / SAMPLE_RATE;
+
+    let last = -1;
+    const progress = onProgress
+      ? (percent: number) => {
+          const fraction = Math.min(Math.max(percent, 0), 100) / 100;
+          if (fraction <= last) return;
+          last = fraction;
+          try {
+            onProgress({ stage: 'asr', fraction, done: fraction * duration });
+          } catch {
+            // A throwing progress listener must not take the job (or the process) down.
+          }
+        }
+      : undefined;
+
+    const result = await this.#track(async () => {
+      const release = await this.#slots?.acquire(signal);
+      try {
+        return await runNative(() => this.#native.transcribe(samples, params, progress), signal);
+      } finally {
+        release?.();
+      }
+    });
+
+    const timing = { eot: this.#eot, dtw: this.info.dtw !== undefined, offset, endCs: Math.round(duration * 100) };
+    const out: AsrResult = {
+      language: result.language,
+      duration,
+      segments: result.segments.map((s) => buildSegment(s, result.tokens, timing, words, stats)),
+    };
+    if (result.languageProbability !== undefined) out.languageProbability = result.languageProbability;
+    if (raw) out.tokens = result.segments.map((s) => rawTokens(s, result.tokens, offset));
+    return out;
+  }
+
+  /** Detects the spoken language from the first 30 s. */
+  async detectLanguage(
+    pcm: Float32Array,
+    opts: { threads?: number } = {},
+    run: RunOptions = {},
+  ): Promise<{ language: string; probability: number }> {
+    const samples = checkPcm(pcm);
+    const o = checkObject('options', opts);
+    const threads = checkInt('threads', o.threads, 1, MAX_THREADS) ?? defaultThreads();
+    const signal = checkSignal(checkObject('run options', run).signal);
+    return this.#track(() => runNative(() => this.#native.detectLanguage(samples, threads), signal));
+  }
+
+  /** The batched decoder's counters; undefined when the model is not batched or is closed. */
+  batchStats(): BatchStats | undefined {
+    const s = this.#native.batchStats();
+    return s && { ...s, selfCheck: this.#verdict?.status ?? 'unchecked' };
+  }
+
+  /** Waits for running jobs, then frees the model. Idempotent; later jobs fail with MODEL_CLOSED. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      await Promise.allSettled([...this.#inflight]);
+      await runNative(() => this.#native.free(), undefined);
+    })();
+    return this.#closing;
+  }
+
+  async #track<T>(start: () => Promise<T>): Promise<T> {
+    if (this.#closing) throw new EngineError('MODEL_CLOSED', 'The model has been closed.');
+    const p = start();
+    this.#inflight.add(p);
+    try {
+      return await p;
+    } finally {
+      this.#inflight.delete(p);
+    }
+  }
+}
+
+/**
+ * Verdicts of the batched setups checked in this process, by setup. Bounded: a process holds a few
+ * setups (backend, device, attention, encoder, model type); past MAX_SELF_CHECKS a load checks again.
+ */
+const selfChecks = new Map<string, SelfCheckVerdict>();
+const MAX_SELF_CHECKS = 64;
+const SELF_CHECK_TRIES = 3;
+
+/** Every self-check verdict of this process, for health and metrics. */
+export function batchSelfChecks(): SelfCheckVerdict[] {
+  return [...selfChecks.values()];
+}
+
+/** The one loud line: batching is off for this setup, and why. */
+function loudFallback(v: SelfCheckVerdict): void {
+  process.emitWarning(
+    `batched decoding FAILED its self-check on ${v.backend} (${v.batchAttention} attention, encoder batch ${v.encodeBatch}; ` +
+      `${v.key}): ${v.differences.length} difference(s), first: ${v.differences[0]}. ` +
+      'This process decodes every window unbatched on this setup.',
+    { code: 'WHISPER_BATCH_SELF_CHECK' },
+  );
+}
+
+function rawTokens(seg: NativeSegment, t: NativeTokens, offset: number): RawToken[] {
+  const out: RawToken[] = [];
+  for (let i = seg.tokenStart; i < seg.tokenStart + seg.tokenCount; i++) {
+    const bytes = tokenBytes(t, i).slice();
+    const tok: RawToken = {
+      id: t.id[i]!,
+      text: new TextDecoder().decode(bytes),
+      bytes,
+      p: t.p[i]!,
+      t0: t.t0[i]! < 0 ? -1 : csToSeconds(t.t0[i]!, offset),
+      t1: t.t1[i]! < 0 ? -1 : csToSeconds(t.t1[i]!, offset),
+    };
+    if (t.tDtw[i]! >= 0) tok.tDtw = csToSeconds(t.tDtw[i]!, offset);
+    out.push(tok);
+  }
+  return out;
+}
+
+function vadParams(opts: WhisperVadOptions) {
+  const o = checkObject('VAD options', opts);
+  return {
+    threshold: checkNum('threshold', o.threshold, 0, 1),
+    minSpeechMs: checkInt('minSpeechMs', o.minSpeechMs, 0, 600_000),
+    minSilenceMs: checkInt('minSilenceMs', o.minSilenceMs, 0, 600_000),
+    speechPadMs: checkInt('speechPadMs', o.speechPadMs, 0, 60_000),
+  };
+}
+
+/**
+ * whisper.cpp's built-in Silero VAD with its ggml weights loaded once (whisper.cpp's own
+ * whisper_full reloads them for every call). Detections on one model take turns: the context
+ * carries the LSTM state of the detection running on it. The VAD file is whisper.cpp's to
+ * validate (it is configuration, not user input).
+ */
+export class WhisperVadModel {
+  readonly #native: NativeVadModel;
+  readonly #inflight = new Set<Promise<unknown>>();
+  #closing: Promise<void> | undefined;
+
+  private constructor(nativeModel: NativeVadModel) {
+    this.#native = nativeModel;
+  }
+
+  static async load(
+    vadModelPath: string,
+    opts: { threads?: number } = {},
+    run: RunOptions = {},
+  ): Promise<WhisperVadModel> {
+    if (typeof vadModelPath !== 'string' || vadModelPath === '') throw invalid('vadModelPath must be a path.');
+    const threads = checkInt('threads', checkObject('VAD load options', opts).threads, 1, MAX_THREADS) ?? 1;
+    const signal = checkSignal(checkObject('run options', run).signal);
+    if (!existsSync(vadModelPath)) {
+      throw new EngineError('MODEL_LOAD_FAILED', `The VAD model file ${vadModelPath} does not exist.`, {
+        details: { path: vadModelPath },
+      });
+    }
+    const lib = addon();
+    const nativeModel = await runNative(() => lib.vadLoad(vadModelPath, { threads }), signal);
+    return new WhisperVadModel(nativeModel);
+  }
+
+  /** Speech spans in seconds from the start of `pcm`. An abort stops it between 32 ms chunks. */
+  async detect(
+    pcm: Float32Array,
+    opts: WhisperVadOptions = {},
+    run: RunOptions = {},
+  ): Promise<Array<{ start: number; end: number }>> {
+    const samples = checkPcm(pcm);
+    const params = vadParams(opts);
+    const signal = checkSignal(checkObject('run options', run).signal);
+    if (this.#closing) throw new EngineError('MODEL_CLOSED', 'The VAD model has been closed.');
+    const p = runNative(() => this.#native.detect(samples, params), signal);
+    this.#inflight.add(p);
+    let flat: Float32Array;
+    try {
+      flat = await p;
+    } finally {
+      this.#inflight.delete(p);
+    }
+    const spans: Array<{ start: number; end: number }> = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      spans.push({ start: csToSeconds(flat[i]!, 0), end: csToSeconds(flat[i + 1]!, 0) });
+    }
+    return spans;
+  }
+
+  /** Waits for running detections, then frees the weights. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      await Promise.allSettled([...this.#inflight]);
+      await runNative(() => this.#native.free(), undefined);
+    })();
+    return this.#closing;
+  }
+}
+
+/**
+ * whisper.cpp's built-in Silero VAD over 16 kHz mono samples in one call, with the ggml weights at
+ * `vadModelPath` (whisper.cpp's ggml form of Silero, e.g. silero-v6.2.0-ggml.bin), loaded for this call and
+ * freed after. Spans in seconds.
+ */
+export async function detectSpeechWhisperVad(
+  pcm: Float32Array,
+  vadModelPath: string,
+  opts: WhisperVadOptions = {},
+  run: RunOptions = {},
+): Promise<Array<{ start: number; end: number }>> {
+  checkPcm(pcm);
+  vadParams(opts);
+  const vad = await WhisperVadModel.load(vadModelPath, { threads: opts.threads }, run);
+  try {
+    return await vad.detect(pcm, opts, run);
+  } finally {
+    await vad.close();
+  }
+}
