@@ -1,5 +1,19 @@
 /** engine/asr's front door: the public API of our whisper.cpp addon, re-exported from the files that own it. */
 
+export {
+  addonPath,
+  batchSelfChecks,
+  CPU_BATCH_DEFAULT,
+  checkPrompt,
+  detectSpeechWhisperVad,
+  MAX_BATCH,
+  PROMPT_MAX_BYTES,
+  PROMPT_MAX_TOKENS,
+  useAddonAt,
+  WhisperModel,
+  WhisperVadModel,
+  whisperCliPath,
+} from './model.ts';
 export type {
   AsrResult,
   AsrRunOptions,
@@ -10,19 +24,5 @@ export type {
   SelfCheckVerdict,
   TranscribeOptions,
   WhisperVadOptions,
-} from './model.ts';
-export {
-  addonPath,
-  batchSelfChecks,
-  CPU_BATCH_DEFAULT,
-  checkPrompt,
-  detectSpeechWhisperVad,
-  MAX_BATCH,
-  PROMPT_MAX_BYTES,
-  PROMPT_MAX_TOKENS,
-  SAMPLE_RATE,
-  useAddonAt,
-  WhisperModel,
-  WhisperVadModel,
-  whisperCliPath,
-} from './model.ts';
+} from './types.ts';
+export { SAMPLE_RATE } from './types.ts';
