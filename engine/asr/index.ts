@@ -1,7 +1,7 @@
 /** engine/asr's front door: the public API of our whisper.cpp addon, re-exported from the files that own it. */
 
+export { addonPath, useAddonAt, whisperCliPath } from './addon.ts';
 export {
-  addonPath,
   batchSelfChecks,
   CPU_BATCH_DEFAULT,
   checkPrompt,
@@ -9,10 +9,8 @@ export {
   MAX_BATCH,
   PROMPT_MAX_BYTES,
   PROMPT_MAX_TOKENS,
-  useAddonAt,
   WhisperModel,
   WhisperVadModel,
-  whisperCliPath,
 } from './model.ts';
 export type {
   AsrResult,
