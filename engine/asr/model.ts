@@ -10,7 +10,6 @@
 
 import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { availableParallelism } from 'node:os';
 import {
   abortError,
   asEngineError,
@@ -35,62 +34,21 @@ import {
   type TranscribeOptions,
   type WhisperVadOptions,
 } from './types.ts';
+import {
+  checkBool,
+  checkInt,
+  checkNum,
+  checkObject,
+  checkPcm,
+  checkProgress,
+  checkSignal,
+  defaultThreads,
+  invalid,
+  MAX_THREADS,
+} from './validate.ts';
 import { buildSegment, csToSeconds, type NativeSegment, type NativeTokens, tokenBytes } from './words.ts';
 
 let languageSet: Set<string> | undefined;
-
-// ---------------------------------------------------------------------------------------------
-// Validation.
-
-function invalid(message: string): EngineError {
-  return new EngineError('INVALID_OPTIONS', message);
-}
-
-function checkBool(name: string, v: unknown): boolean | undefined {
-  if (v === undefined) return undefined;
-  if (typeof v !== 'boolean') throw invalid(`${name} must be a boolean.`);
-  return v;
-}
-
-function checkInt(name: string, v: unknown, min: number, max: number): number | undefined {
-  if (v === undefined) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-    throw invalid(`${name} must be an integer from ${min} to ${max}.`);
-  }
-  return v;
-}
-
-function checkNum(name: string, v: unknown, min: number, max: number): number | undefined {
-  if (v === undefined) return undefined;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) {
-    throw invalid(`${name} must be a number from ${min} to ${max}.`);
-  }
-  return v;
-}
-
-function checkObject(name: string, v: unknown): Record<string, unknown> {
-  if (v === undefined) return {};
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw invalid(`${name} must be an object.`);
-  return v as Record<string, unknown>;
-}
-
-function checkPcm(pcm: unknown): Float32Array {
-  if (!(pcm instanceof Float32Array)) throw invalid('pcm must be a Float32Array of 16 kHz mono samples.');
-  if (pcm.length === 0) throw invalid('pcm is empty.');
-  return pcm;
-}
-
-function checkSignal(signal: unknown): AbortSignal | undefined {
-  if (signal === undefined) return undefined;
-  if (!(signal instanceof AbortSignal)) throw invalid('signal must be an AbortSignal.');
-  return signal;
-}
-
-function checkProgress(fn: unknown): RunOptions['onProgress'] {
-  if (fn === undefined) return undefined;
-  if (typeof fn !== 'function') throw invalid('onProgress must be a function.');
-  return fn as RunOptions['onProgress'];
-}
 
 const DTW_PRESETS = new Set([
   'tiny',
@@ -107,7 +65,6 @@ const DTW_PRESETS = new Set([
   'large.v3.turbo',
 ]);
 
-const MAX_THREADS = 256;
 /** Each slot holds a whisper_state (about 0.6 GB for large-v3): 256 is beyond any card today. */
 export const MAX_BATCH = 256;
 /**
@@ -117,10 +74,6 @@ export const MAX_BATCH = 256;
  * compute-bound, so sharing the weight reads saves nothing. Explicit batch sizes still batch.
  */
 export const CPU_BATCH_DEFAULT = 1;
-
-function defaultThreads(): number {
-  return Math.min(4, availableParallelism());
-}
 
 function checkLanguage(v: unknown): string | undefined {
   if (v === undefined || v === 'auto') return undefined;
