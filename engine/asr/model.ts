@@ -10,16 +10,10 @@
 
 import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import {
-  abortError,
-  asEngineError,
-  EngineError,
-  type EngineErrorCode,
-  throwIfAborted,
-  untilAborted,
-} from '../errors.ts';
+import { EngineError, throwIfAborted, untilAborted } from '../errors.ts';
 import type { RunOptions } from '../types.ts';
-import { addon, type NativeHandle, type NativeModel, type NativeVadModel } from './addon.ts';
+import { addon, type NativeModel, type NativeVadModel } from './addon.ts';
+import { runNative } from './job.ts';
 import { CANARY_OPTIONS, CANARY_WINDOWS, canaryAudio, compareCanary } from './self-check.ts';
 import { Slots } from './slots.ts';
 import {
@@ -158,50 +152,6 @@ function transcribeParams(opts: Record<string, unknown>): {
     raw: checkBool('rawTokens', opts.rawTokens) ?? false,
     stats: checkBool('segmentStats', opts.segmentStats) ?? false,
   };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Running a native job under an AbortSignal.
-
-/** The codes the addon rejects with (native/src: Fail(...), CodedError(...)). */
-const NATIVE_CODES = new Set<EngineErrorCode>([
-  'ABORTED',
-  'ASR_FAILED',
-  'MODEL_LOAD_FAILED',
-  'MODEL_CLOSED',
-  'VAD_FAILED',
-  'INVALID_OPTIONS',
-  'INTERNAL_ERROR',
-]);
-
-/** An error without one of those codes (a TypeError from argument checks) is our bug: INTERNAL_ERROR. */
-function toEngineError(err: unknown, signal?: AbortSignal): EngineError {
-  if (err instanceof EngineError) return err;
-  const code = (err as { code?: unknown } | null)?.code;
-  if (code === 'ABORTED') return abortError(signal, 'transcription');
-  if (typeof code === 'string' && NATIVE_CODES.has(code as EngineErrorCode)) {
-    return new EngineError(code as EngineErrorCode, (err as Error).message, { cause: err });
-  }
-  return asEngineError(err);
-}
-
-async function runNative<T>(start: () => NativeHandle<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal?.aborted) throw abortError(signal, 'transcription');
-  let handle: NativeHandle<T>;
-  try {
-    handle = start();
-  } catch (err) {
-    throw toEngineError(err, signal);
-  }
-  const onAbort = () => handle.abort();
-  signal?.addEventListener('abort', onAbort, { once: true });
-  try {
-    return await handle.promise;
-  } catch (err) {
-    throw toEngineError(err, signal);
-  } finally {
-    signal?.removeEventListener('abort', onAbort);
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
