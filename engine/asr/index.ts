@@ -1,12 +1,11 @@
 /** engine/asr's front door: the public API of our whisper.cpp addon, re-exported from the files that own it. */
 
 export { addonPath, useAddonAt, whisperCliPath } from './addon.ts';
+export { CPU_BATCH_DEFAULT, MAX_BATCH } from './batching.ts';
 export {
   batchSelfChecks,
-  CPU_BATCH_DEFAULT,
   checkPrompt,
   detectSpeechWhisperVad,
-  MAX_BATCH,
   PROMPT_MAX_BYTES,
   PROMPT_MAX_TOKENS,
   WhisperModel,

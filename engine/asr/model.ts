@@ -13,6 +13,7 @@ import { stat } from 'node:fs/promises';
 import { EngineError, throwIfAborted, untilAborted } from '../errors.ts';
 import type { RunOptions } from '../types.ts';
 import { addon, type NativeModel, type NativeVadModel } from './addon.ts';
+import { batchParams, checkBatchAttention } from './batching.ts';
 import { runNative } from './job.ts';
 import { CANARY_OPTIONS, CANARY_WINDOWS, canaryAudio, compareCanary } from './self-check.ts';
 import { Slots } from './slots.ts';
@@ -58,16 +59,6 @@ const DTW_PRESETS = new Set([
   'large.v3',
   'large.v3.turbo',
 ]);
-
-/** Each slot holds a whisper_state (about 0.6 GB for large-v3): 256 is beyond any card today. */
-export const MAX_BATCH = 256;
-/**
- * batchSize 'auto' on the CPU backend: unbatched. benchmarks/batch-cpu.ts measured batched decoding
- * at 0.87–1.0× the tokens/s of parallel states on the same 2 cores (synthetic-base, 100 tokens per
- * window, B = 1…16; benchmarks/results/batch-cpu-synthetic-base.json): a step on this CPU is
- * compute-bound, so sharing the weight reads saves nothing. Explicit batch sizes still batch.
- */
-export const CPU_BATCH_DEFAULT = 1;
 
 function checkLanguage(v: unknown): string | undefined {
   if (v === undefined || v === 'auto') return undefined;
@@ -207,21 +198,11 @@ export class WhisperModel {
     if (dtw !== false && dtw !== 'auto' && !(typeof dtw === 'string' && DTW_PRESETS.has(dtw))) {
       throw invalid(`dtw must be 'auto', false or one of ${[...DTW_PRESETS].join(', ')}.`);
     }
-    // 0 asks the addon to size the batch itself (it knows the backend and the free device memory).
-    const batchSize = o.batchSize === 'auto' ? 0 : (checkInt('batchSize', o.batchSize, 1, MAX_BATCH) ?? 1);
-    const batchThreads = checkInt('batchThreads', o.batchThreads, 1, MAX_THREADS) ?? defaultThreads();
-    const encodeBatch = o.encodeBatch === 'auto' ? 0 : (checkInt('encodeBatch', o.encodeBatch, 1, MAX_BATCH) ?? 1);
-    const encodeGatherMs = checkInt('encodeGatherMs', o.encodeGatherMs, 0, 60_000) ?? 50;
+    const batching = batchParams(o);
     const selfCheck = checkBool('selfCheck', o.selfCheck) ?? true;
     if (o.testFault !== undefined && o.testFault !== 'perturb-slot') throw invalid("testFault must be 'perturb-slot'.");
     const flashAttn = checkBool('flashAttn', o.flashAttn) ?? dtw === false;
-    const batchAttention = o.batchAttention ?? 'auto';
-    if (batchAttention !== 'auto' && batchAttention !== 'per-call' && batchAttention !== 'slotted') {
-      throw invalid("batchAttention must be 'auto', 'per-call' or 'slotted'.");
-    }
-    if (batchAttention === 'slotted' && !flashAttn) {
-      throw invalid("batchAttention 'slotted' needs flashAttn (its caches use flash attention's layout).");
-    }
+    const batchAttention = checkBatchAttention(o.batchAttention, flashAttn);
     if (flashAttn && dtw !== false) {
       throw invalid('flashAttn and dtw cannot be combined (whisper.cpp disables DTW under flash attention).');
     }
@@ -244,12 +225,8 @@ export class WhisperModel {
           gpuDevice,
           flashAttn,
           dtw: dtw === false ? '' : dtw,
-          batchSize,
-          batchThreads,
+          ...batching,
           batchAttention,
-          encodeBatch,
-          encodeGatherUs: encodeGatherMs * 1000,
-          cpuBatchDefault: CPU_BATCH_DEFAULT,
           testFault: o.testFault ?? '',
         }),
       signal,
@@ -265,7 +242,7 @@ export class WhisperModel {
       );
       throw err;
     }
-    model.#batchThreads = batchThreads;
+    model.#batchThreads = batching.batchThreads;
     if (model.info.batchSize > 1 && selfCheck) {
       const key = [
         model.info.backend,
