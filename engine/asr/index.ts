@@ -4,13 +4,11 @@ export { addonPath, useAddonAt, whisperCliPath } from './addon.ts';
 export { CPU_BATCH_DEFAULT, MAX_BATCH } from './batching.ts';
 export {
   batchSelfChecks,
-  checkPrompt,
   detectSpeechWhisperVad,
-  PROMPT_MAX_BYTES,
-  PROMPT_MAX_TOKENS,
   WhisperModel,
   WhisperVadModel,
 } from './model.ts';
+export { checkPrompt, PROMPT_MAX_BYTES, PROMPT_MAX_TOKENS } from './options.ts';
 export type {
   AsrResult,
   AsrRunOptions,

@@ -13,8 +13,8 @@ import { stat } from 'node:fs/promises';
 import { EngineError, throwIfAborted, untilAborted } from '../errors.ts';
 import type { RunOptions } from '../types.ts';
 import { addon, type NativeModel, type NativeVadModel } from './addon.ts';
-import { batchParams, checkBatchAttention } from './batching.ts';
 import { runNative } from './job.ts';
+import { loadParams, transcribeParams } from './options.ts';
 import { CANARY_OPTIONS, CANARY_WINDOWS, canaryAudio, compareCanary } from './self-check.ts';
 import { Slots } from './slots.ts';
 import {
@@ -30,7 +30,6 @@ import {
   type WhisperVadOptions,
 } from './types.ts';
 import {
-  checkBool,
   checkInt,
   checkNum,
   checkObject,
@@ -42,108 +41,6 @@ import {
   MAX_THREADS,
 } from './validate.ts';
 import { buildSegment, csToSeconds, type NativeSegment, type NativeTokens, tokenBytes } from './words.ts';
-
-let languageSet: Set<string> | undefined;
-
-const DTW_PRESETS = new Set([
-  'tiny',
-  'tiny.en',
-  'base',
-  'base.en',
-  'small',
-  'small.en',
-  'medium',
-  'medium.en',
-  'large.v1',
-  'large.v2',
-  'large.v3',
-  'large.v3.turbo',
-]);
-
-function checkLanguage(v: unknown): string | undefined {
-  if (v === undefined || v === 'auto') return undefined;
-  if (typeof v !== 'string') throw invalid('language must be a string.');
-  languageSet ??= new Set(addon().languages());
-  if (!languageSet.has(v)) throw invalid(`language '${v}' is not one whisper.cpp knows.`);
-  return v;
-}
-
-interface NativeParams {
-  language?: string;
-  translate?: boolean;
-  tokenTimestamps: boolean;
-  noContext?: boolean;
-  singleSegment?: boolean;
-  maxTokens?: number;
-  threads: number;
-  beamSize?: number;
-  bestOf?: number;
-  temperature?: number;
-  temperatureInc?: number;
-  entropyThold?: number;
-  logprobThold?: number;
-  noSpeechThold?: number;
-  initialPrompt?: string;
-  exactTokens?: number;
-  /** whisper.cpp's own path even on a batched model (the self-check's reference, or its fallback). */
-  noBatch?: boolean;
-}
-
-/**
- * whisper.cpp conditions on at most n_text_ctx / 2 = 224 prompt tokens and silently drops the
- * front of a longer prompt. The addon has no tokenizer call to count them, so the cap is on
- * UTF-8 bytes: whisper's byte-level BPE averages about four bytes per token on prose, so 896
- * bytes is about the window; a longer prompt is refused rather than cut without a word.
- */
-export const PROMPT_MAX_TOKENS = 224;
-export const PROMPT_MAX_BYTES = PROMPT_MAX_TOKENS * 4;
-
-/** Throws INVALID_OPTIONS for a prompt that is not a string or is longer than the window. */
-export function checkPrompt(prompt: unknown): string | undefined {
-  if (prompt === undefined) return undefined;
-  if (typeof prompt !== 'string') throw invalid('initialPrompt must be a string.');
-  const bytes = Buffer.byteLength(prompt, 'utf8');
-  if (bytes > PROMPT_MAX_BYTES) {
-    throw invalid(
-      `The prompt is ${bytes} bytes; whisper's prompt window is ${PROMPT_MAX_TOKENS} tokens (at most ${PROMPT_MAX_BYTES} bytes here).`,
-    );
-  }
-  return prompt;
-}
-
-function transcribeParams(opts: Record<string, unknown>): {
-  params: NativeParams;
-  words: boolean;
-  raw: boolean;
-  stats: boolean;
-} {
-  const initialPrompt = checkPrompt(opts.initialPrompt);
-  const words = checkBool('wordTimestamps', opts.wordTimestamps) ?? true;
-  const params: NativeParams = {
-    language: checkLanguage(opts.language),
-    translate: checkBool('translate', opts.translate),
-    tokenTimestamps: words,
-    noContext: checkBool('noContext', opts.noContext),
-    singleSegment: checkBool('singleSegment', opts.singleSegment),
-    maxTokens: checkInt('maxTokens', opts.maxTokens, 0, 1024),
-    threads: checkInt('threads', opts.threads, 1, MAX_THREADS) ?? defaultThreads(),
-    beamSize: checkInt('beamSize', opts.beamSize, 1, 16),
-    bestOf: checkInt('bestOf', opts.bestOf, 1, 16),
-    temperature: checkNum('temperature', opts.temperature, 0, 1),
-    temperatureInc: checkNum('temperatureIncrement', opts.temperatureIncrement, 0, 1),
-    entropyThold: checkNum('entropyThreshold', opts.entropyThreshold, 0, 100),
-    logprobThold: checkNum('logprobThreshold', opts.logprobThreshold, -100, 0),
-    noSpeechThold: checkNum('noSpeechThreshold', opts.noSpeechThreshold, 0, 1),
-    initialPrompt,
-    exactTokens: checkInt('benchmarkExactTokens', opts.benchmarkExactTokens, 1, 220),
-  };
-  return {
-    params,
-    words,
-    raw: checkBool('rawTokens', opts.rawTokens) ?? false,
-    stats: checkBool('segmentStats', opts.segmentStats) ?? false,
-  };
-}
 
 // ---------------------------------------------------------------------------------------------
 // The model.
@@ -190,25 +87,10 @@ export class WhisperModel {
     const o = checkObject('load options', opts);
     const signal = checkSignal(checkObject('run options', run).signal);
     throwIfAborted(signal, 'model load');
-    const useGpu = checkBool('useGpu', o.useGpu) ?? true;
-    const gpuDevice = checkInt('gpuDevice', o.gpuDevice, 0, 64) ?? 0;
-    const verbose = checkBool('verbose', o.verbose);
-    const onGpu = useGpu && addon().gpuDevices() > gpuDevice;
-    const dtw = o.dtw ?? (onGpu ? false : 'auto');
-    if (dtw !== false && dtw !== 'auto' && !(typeof dtw === 'string' && DTW_PRESETS.has(dtw))) {
-      throw invalid(`dtw must be 'auto', false or one of ${[...DTW_PRESETS].join(', ')}.`);
-    }
-    const batching = batchParams(o);
-    const selfCheck = checkBool('selfCheck', o.selfCheck) ?? true;
-    if (o.testFault !== undefined && o.testFault !== 'perturb-slot') throw invalid("testFault must be 'perturb-slot'.");
-    const flashAttn = checkBool('flashAttn', o.flashAttn) ?? dtw === false;
-    const batchAttention = checkBatchAttention(o.batchAttention, flashAttn);
-    if (flashAttn && dtw !== false) {
-      throw invalid('flashAttn and dtw cannot be combined (whisper.cpp disables DTW under flash attention).');
-    }
+    const params = loadParams(o);
 
     const lib = addon();
-    if (verbose !== undefined) lib.setLogging(verbose);
+    if (params.verbose !== undefined) lib.setLogging(params.verbose);
     try {
       const s = await stat(path);
       if (!s.isFile()) throw new Error('not a regular file');
@@ -218,19 +100,7 @@ export class WhisperModel {
         details: { path },
       });
     }
-    const loading = runNative(
-      () =>
-        lib.load(path, {
-          useGpu,
-          gpuDevice,
-          flashAttn,
-          dtw: dtw === false ? '' : dtw,
-          ...batching,
-          batchAttention,
-          testFault: o.testFault ?? '',
-        }),
-      signal,
-    );
+    const loading = runNative(() => lib.load(path, params.native), signal);
     let model: WhisperModel;
     try {
       model = new WhisperModel(await untilAborted(loading, signal, 'model load'));
@@ -242,16 +112,16 @@ export class WhisperModel {
       );
       throw err;
     }
-    model.#batchThreads = batching.batchThreads;
-    if (model.info.batchSize > 1 && selfCheck) {
+    model.#batchThreads = params.native.batchThreads;
+    if (model.info.batchSize > 1 && params.selfCheck) {
       const key = [
         model.info.backend,
-        onGpu ? gpuDevice : 0,
+        params.device,
         model.info.batchAttention,
         model.info.flashAttn ? 'flash-attn' : 'no-flash-attn',
         model.info.encodeBatch > 1 ? 'encoder-batched' : 'encoder-alone',
         model.info.type,
-        o.testFault ?? '',
+        params.testFault ?? '',
       ].join('/');
       model.#verdict = selfChecks.get(key);
       if (model.#verdict === undefined) {
@@ -262,7 +132,7 @@ export class WhisperModel {
           throw err;
         }
         const final = model.#verdict.status !== 'inconclusive';
-        if (final && o.testFault === undefined && selfChecks.size < MAX_SELF_CHECKS)
+        if (final && params.testFault === undefined && selfChecks.size < MAX_SELF_CHECKS)
           selfChecks.set(key, model.#verdict);
         if (model.#verdict.status === 'fell-back') loudFallback(model.#verdict);
       }
