@@ -3,12 +3,12 @@
 export { addonPath, useAddonAt, whisperCliPath } from './addon.ts';
 export { CPU_BATCH_DEFAULT, MAX_BATCH } from './batching.ts';
 export {
-  batchSelfChecks,
   detectSpeechWhisperVad,
   WhisperModel,
   WhisperVadModel,
 } from './model.ts';
 export { checkPrompt, PROMPT_MAX_BYTES, PROMPT_MAX_TOKENS } from './options.ts';
+export { batchSelfChecks } from './self-check-runner.ts';
 export type {
   AsrResult,
   AsrRunOptions,

@@ -15,7 +15,7 @@ import type { RunOptions } from '../types.ts';
 import { addon, type NativeModel, type NativeVadModel } from './addon.ts';
 import { runNative } from './job.ts';
 import { loadParams, transcribeParams } from './options.ts';
-import { CANARY_OPTIONS, CANARY_WINDOWS, canaryAudio, compareCanary } from './self-check.ts';
+import { type CheckedModel, selfCheckVerdict } from './self-check-runner.ts';
 import { Slots } from './slots.ts';
 import {
   type AsrResult,
@@ -55,7 +55,6 @@ export class WhisperModel {
   #closing: Promise<void> | undefined;
   /** The self-check's verdict on this model's batched setup (undefined: unbatched or unchecked). */
   #verdict: SelfCheckVerdict | undefined;
-  #batchThreads = 1;
 
   private constructor(nativeModel: NativeModel) {
     this.#native = nativeModel;
@@ -112,83 +111,22 @@ export class WhisperModel {
       );
       throw err;
     }
-    model.#batchThreads = params.native.batchThreads;
     if (model.info.batchSize > 1 && params.selfCheck) {
-      const key = [
-        model.info.backend,
-        params.device,
-        model.info.batchAttention,
-        model.info.flashAttn ? 'flash-attn' : 'no-flash-attn',
-        model.info.encodeBatch > 1 ? 'encoder-batched' : 'encoder-alone',
-        model.info.type,
-        params.testFault ?? '',
-      ].join('/');
-      model.#verdict = selfChecks.get(key);
-      if (model.#verdict === undefined) {
-        try {
-          model.#verdict = await model.#selfCheck(key, signal);
-        } catch (err) {
-          await model.close();
-          throw err;
-        }
-        const final = model.#verdict.status !== 'inconclusive';
-        if (final && params.testFault === undefined && selfChecks.size < MAX_SELF_CHECKS)
-          selfChecks.set(key, model.#verdict);
-        if (model.#verdict.status === 'fell-back') loudFallback(model.#verdict);
+      const checked: CheckedModel = {
+        info: model.info,
+        batchThreads: params.native.batchThreads,
+        transcribe: (pcm, options, alone) => model.#transcribe(pcm, options, { signal }, alone),
+        batchStats: () => model.#native.batchStats()!,
+        resetBatchStats: () => model.#native.resetBatchStats(),
+      };
+      try {
+        model.#verdict = await selfCheckVerdict(checked, params.device, params.testFault);
+      } catch (err) {
+        await model.close();
+        throw err;
       }
     }
     return model;
-  }
-
-  /**
-   * Decodes the canary (self-check.ts) alone, one window after another on whisper.cpp's own path, then
-   * all at once through the batcher, and compares. The batcher's counters are reset afterwards, so
-   * batchStats() counts the model's own work.
-   */
-  async #selfCheck(key: string, signal: AbortSignal | undefined): Promise<SelfCheckVerdict> {
-    const started = performance.now();
-    const language = this.info.multilingual ? CANARY_OPTIONS.language : undefined;
-    // On the CPU backend, flash attention over a few rows splits its work by thread, which can move a
-    // near-tie: the reference uses the threads the batched graph uses (a slotted graph has enough rows
-    // that it never splits, as one thread computes).
-    const threads = this.info.batchAttention === 'slotted' ? 1 : this.#batchThreads;
-    const windows = CANARY_WINDOWS.map((w) => ({
-      name: `canary ${w.seconds} s`,
-      pcm: canaryAudio(w.seconds, w.seed),
-      opts: { ...CANARY_OPTIONS, ...w.options, language, threads },
-    }));
-    const alone: AsrResult[] = [];
-    for (const w of windows) alone.push(await this.#transcribe(w.pcm, w.opts, { signal }, true));
-    // The check proves something only if the windows met in one step (and, with the batched encoder,
-    // in one encoder graph). Whether they do depends on timing (the longer window's mel takes longer),
-    // so a run in which they did not is repeated, at most SELF_CHECK_TRIES times in all.
-    let differences: string[] = [];
-    let status: SelfCheckVerdict['status'] = 'inconclusive';
-    for (let t = 0; t < SELF_CHECK_TRIES && status === 'inconclusive'; t++) {
-      this.#native.resetBatchStats();
-      // Longest first, so its mel spectrogram has a head start on the short window's.
-      const order = windows.map((_, i) => i).reverse();
-      const runs = order.map((i) => this.#transcribe(windows[i]!.pcm, windows[i]!.opts, { signal }, false));
-      const batched: AsrResult[] = [];
-      (await Promise.all(runs)).forEach((r, k) => {
-        batched[order[k]!] = r;
-      });
-      differences = windows.flatMap((w, i) => compareCanary(w.name, alone[i]!, batched[i]!));
-      const st = this.#native.batchStats()!;
-      const met = st.maxInStep >= 2 && (this.info.encodeBatch <= 1 || st.maxInEncode >= 2);
-      if (differences.length > 0) status = 'fell-back';
-      else if (met) status = 'verified';
-    }
-    this.#native.resetBatchStats();
-    return {
-      key,
-      backend: this.info.backend,
-      batchAttention: this.info.batchAttention === 'slotted' ? 'slotted' : 'per-call',
-      encodeBatch: this.info.encodeBatch,
-      status,
-      differences: differences.slice(0, 20),
-      ms: Math.round(performance.now() - started),
-    };
   }
 
   /** The self-check's verdict on this model's batched setup; undefined when unbatched or unchecked. */
@@ -283,29 +221,6 @@ export class WhisperModel {
       this.#inflight.delete(p);
     }
   }
-}
-
-/**
- * Verdicts of the batched setups checked in this process, by setup. Bounded: a process holds a few
- * setups (backend, device, attention, encoder, model type); past MAX_SELF_CHECKS a load checks again.
- */
-const selfChecks = new Map<string, SelfCheckVerdict>();
-const MAX_SELF_CHECKS = 64;
-const SELF_CHECK_TRIES = 3;
-
-/** Every self-check verdict of this process, for health and metrics. */
-export function batchSelfChecks(): SelfCheckVerdict[] {
-  return [...selfChecks.values()];
-}
-
-/** The one loud line: batching is off for this setup, and why. */
-function loudFallback(v: SelfCheckVerdict): void {
-  process.emitWarning(
-    `batched decoding FAILED its self-check on ${v.backend} (${v.batchAttention} attention, encoder batch ${v.encodeBatch}; ` +
-      `${v.key}): ${v.differences.length} difference(s), first: ${v.differences[0]}. ` +
-      'This process decodes every window unbatched on this setup.',
-    { code: 'WHISPER_BATCH_SELF_CHECK' },
-  );
 }
 
 function rawTokens(seg: NativeSegment, t: NativeTokens, offset: number): RawToken[] {
