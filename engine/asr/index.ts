@@ -2,11 +2,7 @@
 
 export { addonPath, useAddonAt, whisperCliPath } from './addon.ts';
 export { CPU_BATCH_DEFAULT, MAX_BATCH } from './batching.ts';
-export {
-  detectSpeechWhisperVad,
-  WhisperModel,
-  WhisperVadModel,
-} from './model.ts';
+export { WhisperModel } from './model.ts';
 export { checkPrompt, PROMPT_MAX_BYTES, PROMPT_MAX_TOKENS } from './options.ts';
 export { batchSelfChecks } from './self-check-runner.ts';
 export type {
@@ -21,3 +17,4 @@ export type {
   WhisperVadOptions,
 } from './types.ts';
 export { SAMPLE_RATE } from './types.ts';
+export { detectSpeechWhisperVad, WhisperVadModel } from './vad.ts';
