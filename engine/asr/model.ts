@@ -22,7 +22,6 @@ import {
   type BatchStats,
   type LoadOptions,
   type ModelInfo,
-  type RawToken,
   SAMPLE_RATE,
   type SelfCheckVerdict,
   type TranscribeOptions,
@@ -38,7 +37,7 @@ import {
   invalid,
   MAX_THREADS,
 } from './validate.ts';
-import { buildSegment, csToSeconds, type NativeSegment, type NativeTokens, tokenBytes } from './words.ts';
+import { buildSegment, rawTokens } from './words.ts';
 
 // ---------------------------------------------------------------------------------------------
 // The model.
@@ -219,22 +218,4 @@ export class WhisperModel {
       this.#inflight.delete(p);
     }
   }
-}
-
-function rawTokens(seg: NativeSegment, t: NativeTokens, offset: number): RawToken[] {
-  const out: RawToken[] = [];
-  for (let i = seg.tokenStart; i < seg.tokenStart + seg.tokenCount; i++) {
-    const bytes = tokenBytes(t, i).slice();
-    const tok: RawToken = {
-      id: t.id[i]!,
-      text: new TextDecoder().decode(bytes),
-      bytes,
-      p: t.p[i]!,
-      t0: t.t0[i]! < 0 ? -1 : csToSeconds(t.t0[i]!, offset),
-      t1: t.t1[i]! < 0 ? -1 : csToSeconds(t.t1[i]!, offset),
-    };
-    if (t.tDtw[i]! >= 0) tok.tDtw = csToSeconds(t.tDtw[i]!, offset);
-    out.push(tok);
-  }
-  return out;
 }
