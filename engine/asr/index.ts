@@ -1,4 +1,7 @@
-/** engine/asr's front door: the public API of our whisper.cpp addon, re-exported from the files that own it. */
+/**
+ * engine/asr's front door: the public API of our whisper.cpp addon, re-exported from the files that own it
+ * (README.md, "Files", says which file owns what). Importers outside engine/asr import from here.
+ */
 
 export { addonPath, useAddonAt, whisperCliPath } from './addon.ts';
 export { CPU_BATCH_DEFAULT, MAX_BATCH } from './batching.ts';

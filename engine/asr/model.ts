@@ -1,11 +1,9 @@
 /**
- * engine/asr: the typed face of our whisper.cpp N-API addon (engine/asr/native).
+ * WhisperModel: one loaded whisper.cpp model and the jobs on it (transcribe, detectLanguage, batchStats, close).
  *
- * Owns: finding and loading the built addon, validating options (INVALID_OPTIONS), mapping
- * native failures to EngineError codes, wiring AbortSignals and progress, turning whisper.cpp's
- * raw tokens into words (words.ts), and the model's lifetime (close() waits for running jobs).
- * All inference runs on native threads; nothing here blocks the event loop beyond copying the
- * input samples.
+ * Owns the model's lifetime (close() waits for running jobs), the batched model's slots, AbortSignals
+ * and progress on each job, and putting results together (words.ts). All inference runs on native
+ * threads; nothing here blocks the event loop beyond copying the input samples.
  */
 
 import { stat } from 'node:fs/promises';
@@ -38,9 +36,6 @@ import {
   MAX_THREADS,
 } from './validate.ts';
 import { buildSegment, rawTokens } from './words.ts';
-
-// ---------------------------------------------------------------------------------------------
-// The model.
 
 export class WhisperModel {
   readonly info: ModelInfo;
