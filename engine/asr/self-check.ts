@@ -1,8 +1,8 @@
 /**
  * The batched paths' self-check: a small fixed canary, decoded alone (whisper.cpp's own path) and
  * batched, must give the same tokens and timestamps. This module owns the canary and the comparison;
- * WhisperModel.load runs them (index.ts) the first time a process batches on a backend, and falls
- * back to the unbatched path for the process when they differ.
+ * self-check-runner.ts runs them when WhisperModel.load first batches a setup in a process, and the
+ * process falls back to the unbatched path for that setup when they differ.
  *
  * Why a canary at all: the batched decoder's GPU paths (slotted attention, the batched encoder, CUDA
  * graphs) are exercised by tests on the CPU backend only; a GPU host meets them first in production.
