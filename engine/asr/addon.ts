@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EngineError } from '../errors.ts';
-import type { BatchStats, ModelInfo } from './types.ts';
+import type { BatchStats, ModelInfo, WindowBytes } from './types.ts';
 import type { NativeSegment, NativeTokens } from './words.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -39,6 +39,8 @@ export interface NativeModel {
   free(): NativeHandle<void>;
   batchStats(): Omit<BatchStats, 'selfCheck'> | undefined;
   resetBatchStats(): void;
+  releaseTestHold(): void;
+  windowBytes(): WindowBytes | undefined;
 }
 
 export interface NativeVadModel {

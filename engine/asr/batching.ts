@@ -1,8 +1,8 @@
 /** Batched decoding's load options: batch and encoder-batch sizes ('auto', the CPU default), threads, attention. */
 
-import { checkInt, defaultThreads, invalid, MAX_THREADS } from './validate.ts';
+import { checkBool, checkInt, defaultThreads, invalid, MAX_THREADS } from './validate.ts';
 
-/** Each slot holds a whisper_state (about 0.6 GB for large-v3): 256 is beyond any card today. */
+/** Each window in flight holds its caches (about 0.34 GB for large-v3): 256 is beyond any card today. */
 export const MAX_BATCH = 256;
 /**
  * batchSize 'auto' on the CPU backend: unbatched. benchmarks/batch-cpu.ts measured batched decoding
@@ -22,11 +22,13 @@ export function batchParams(o: Record<string, unknown>) {
   const batchThreads = checkInt('batchThreads', o.batchThreads, 1, MAX_THREADS) ?? defaultThreads();
   const encodeBatch = o.encodeBatch === 'auto' ? 0 : (checkInt('encodeBatch', o.encodeBatch, 1, MAX_BATCH) ?? 1);
   const encodeGatherMs = checkInt('encodeGatherMs', o.encodeGatherMs, 0, 60_000) ?? 50;
+  const shareCompute = checkBool('shareCompute', o.shareCompute) ?? true;
   return {
     batchSize,
     batchThreads,
     encodeBatch,
     encodeGatherUs: encodeGatherMs * 1000,
+    shareCompute,
     cpuBatchDefault: CPU_BATCH_DEFAULT,
   };
 }

@@ -18,6 +18,7 @@ export type {
   SelfCheckVerdict,
   TranscribeOptions,
   WhisperVadOptions,
+  WindowBytes,
 } from './types.ts';
 export { SAMPLE_RATE } from './types.ts';
 export { detectSpeechWhisperVad, WhisperVadModel } from './vad.ts';

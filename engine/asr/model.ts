@@ -23,6 +23,7 @@ import {
   SAMPLE_RATE,
   type SelfCheckVerdict,
   type TranscribeOptions,
+  type WindowBytes,
 } from './types.ts';
 import {
   checkInt,
@@ -186,6 +187,21 @@ export class WhisperModel {
     const threads = checkInt('threads', o.threads, 1, MAX_THREADS) ?? defaultThreads();
     const signal = checkSignal(checkObject('run options', run).signal);
     return this.#track(() => runNative(() => this.#native.detectLanguage(samples, threads), signal));
+  }
+
+  /**
+   * What one more window in flight holds in whisper.cpp's buffers (`perWindow`: its caches, plus its
+   * compute buffers unless the batcher shares them) and the batcher's fixed share (`shared`: the lent
+   * compute set), in bytes, from the allocator's sizes. Creates and frees a whole state on the calling
+   * thread: for benchmarks and diagnostics. Undefined once closed.
+   */
+  windowBytes(): WindowBytes | undefined {
+    return this.#closing ? undefined : this.#native.windowBytes();
+  }
+
+  /** Tests only (testFault: 'hold'): the batcher takes the steps and passes queued so far, and the next. */
+  releaseTestHold(): void {
+    this.#native.releaseTestHold();
   }
 
   /** The batched decoder's counters; undefined when the model is not batched or is closed. */

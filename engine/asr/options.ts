@@ -125,8 +125,10 @@ export function loadParams(o: Record<string, unknown>) {
   }
   const batching = batchParams(o);
   const selfCheck = checkBool('selfCheck', o.selfCheck) ?? true;
-  if (o.testFault !== undefined && o.testFault !== 'perturb-slot') throw invalid("testFault must be 'perturb-slot'.");
-  const testFault = o.testFault as 'perturb-slot' | undefined;
+  if (o.testFault !== undefined && o.testFault !== 'perturb-slot' && o.testFault !== 'hold') {
+    throw invalid("testFault must be 'perturb-slot' or 'hold'.");
+  }
+  const testFault = o.testFault as 'perturb-slot' | 'hold' | undefined;
   const flashAttn = checkBool('flashAttn', o.flashAttn) ?? dtw === false;
   const batchAttention = checkBatchAttention(o.batchAttention, flashAttn);
   if (flashAttn && dtw !== false) {
@@ -145,7 +147,8 @@ export function loadParams(o: Record<string, unknown>) {
     verbose,
     /** The device that runs the model: the GPU's index, 0 on the CPU. */
     device: onGpu ? gpuDevice : 0,
-    selfCheck,
+    // A held batcher computes nothing until the test releases it: the canary would wait forever.
+    selfCheck: selfCheck && testFault !== 'hold',
     testFault,
   };
 }

@@ -63,10 +63,20 @@ export interface LoadOptions {
    */
   selfCheck?: boolean;
   /**
-   * Tests only: 'perturb-slot' makes every batched step that serves two or more windows hand the
-   * second its logits negated, as a batching bug would. Its self-check is never shared.
+   * Batched windows share one set of compute buffers (default true): a window's whisper_state holds
+   * its caches only, and the passes it computes itself (an encoder pass alone, the DTW pass, language
+   * detection) borrow the batcher's buffers, one at a time. A window in flight then costs its cross and
+   * self-attention K/V plus a few MB, not a whole state (README, "Memory per window"). false: each
+   * state reserves its own, as whisper.cpp does (for comparison: benchmarks/batch-memory.ts).
    */
-  testFault?: 'perturb-slot';
+  shareCompute?: boolean;
+  /**
+   * Tests only. 'perturb-slot' makes every batched step that serves two or more windows hand the
+   * second its logits negated, as a batching bug would; its self-check is never shared. 'hold' keeps
+   * every decoder step and encoder pass queued until `releaseTestHold()` (no self-check), so a test can
+   * act while a window waits in the batcher.
+   */
+  testFault?: 'perturb-slot' | 'hold';
 }
 
 /** The outcome of a batched setup's self-check (one per backend and setup, per process). */
@@ -123,11 +133,29 @@ export interface BatchStats {
   /** The most windows one encoder graph carried. */
   maxInEncode: number;
   encodeMs: number;
+  /** Steps and encoder passes that a cancelled window left while they were still queued. */
+  cancelledWaiting: number;
+  /** Graphs stopped between nodes because every window they served was cancelled (CPU backend). */
+  abortedGraphs: number;
+  /** Decoder steps queued now (a snapshot, not a counter). */
+  pendingSteps: number;
+  /** Encoder passes queued now (a snapshot). */
+  pendingEncodes: number;
+  /** Passes computed on the batcher's shared compute buffers (shareCompute). */
+  lent: number;
   /**
    * The self-check of this model's batched setup: 'verified', 'fell-back' (every transcription decodes
    * unbatched), or 'unchecked' (selfCheck: false).
    */
   selfCheck: 'verified' | 'fell-back' | 'inconclusive' | 'unchecked';
+}
+
+/** Model.windowBytes(): what a window in flight holds in whisper.cpp's buffers, in bytes. */
+export interface WindowBytes {
+  /** One more window's own: its caches, and its compute buffers unless the batcher shares them. */
+  perWindow: number;
+  /** The batcher's fixed share: the compute buffers it lends (0 when it does not share). */
+  shared: number;
 }
 
 export interface ModelInfo {

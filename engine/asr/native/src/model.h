@@ -28,7 +28,7 @@ struct ModelInfo {
   std::string batch_attention = "none";  // "slotted" or "per-call" when batched
 };
 
-constexpr int kMaxBatch = 256;  // engine/asr/index.ts MAX_BATCH
+constexpr int kMaxBatch = 256;  // engine/asr/batching.ts MAX_BATCH
 
 struct AddonData {
   Napi::FunctionReference model_ctor;
