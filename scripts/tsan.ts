@@ -27,7 +27,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(join(root, 'package.json'));
 
 /** The tests whose threads the batcher and the abort paths run on. */
-const TESTS = ['scripts/tsan/batch-abort.tsan.ts'];
+const TESTS = ['scripts/tsan/batch-abort.tsan.ts', 'engine/asr/batch-abort.test.ts'];
 
 function fail(message: string): never {
   console.error(`tsan: ${message}`);

@@ -10,14 +10,13 @@ export interface LoadOptions {
   useGpu?: boolean;
   gpuDevice?: number;
   /**
-   * Flash attention (faster, especially on GPU). whisper.cpp cannot combine it with DTW, so it
-   * defaults to on only when `dtw` is false; asking for both is INVALID_OPTIONS.
+   * Flash attention (faster, especially on GPU). Default: on a GPU, off on the CPU. It combines with
+   * DTW: the DTW pass computes the alignment heads' weights beside it (native/patches/0006).
    */
   flashAttn?: boolean;
   /**
-   * DTW word timing. On a GPU the default is false: words take whisper's token timestamps and flash
-   * attention stays on (whisper.cpp cannot combine the two, and the model must not lose flash
-   * attention because nobody asked for DTW). On the CPU the default is 'auto'.
+   * DTW word timing, with or without flash attention. Default 'auto' on the CPU; false on a GPU until
+   * the flash-attention DTW pass has been measured on a card (engine/asr/README.md, "DTW").
    * 'auto' picks whisper.cpp's alignment-head preset from the model's
    * shape; a preset name as whisper-cli's --dtw takes it ('tiny', 'base.en', 'large.v3', ...);
    * false uses whisper's token timestamps only.

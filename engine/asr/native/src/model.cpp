@@ -96,8 +96,8 @@ class LoadJob : public Job {
     mi.token_eot = whisper_token_eot(raw);
     mi.token_beg = whisper_token_beg(raw);
     mi.system = whisper_print_system_info();
-    // whisper.cpp turns DTW off when flash attention is on.
-    mi.dtw = cparams_.flash_attn ? "" : preset_name;
+    // With flash attention too: patches/0006 computes the alignment heads' weights beside it.
+    mi.dtw = preset_name;
     mi.flash_attn = cparams_.flash_attn;
     // Mirrors whisper.cpp's own device choice (whisper_backend_init_gpu): the n-th GPU device
     // when use_gpu is set; ggml-cuda is the only GPU backend we build.
