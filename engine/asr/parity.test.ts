@@ -222,7 +222,7 @@ describe('DTW with flash attention on, against whisper-cli without it', () => {
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 
-  it('every text token gets a DTW time inside its segment\'s window, in order (the JFK sample)', async () => {
+  it("every text token gets a DTW time inside its segment's window, in order (the JFK sample)", async () => {
     const ours = await fa.transcribe(decodePcm(await jfkSample('wav')), { ...OPTS, rawTokens: true });
     expect(fa.info).toMatchObject({ flashAttn: true, dtw: 'tiny' });
     // whisper.cpp's special tokens print as [_NAME_]; every other token is text and gets a DTW time.
