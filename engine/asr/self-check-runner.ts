@@ -19,12 +19,14 @@ export interface CheckedModel {
  * setups (backend, device, attention, encoder, model type); past MAX_SELF_CHECKS a load checks again.
  */
 const selfChecks = new Map<string, SelfCheckVerdict>();
+/** The latest verdict of each setup, 'inconclusive' ones too (they are checked again at the next load). */
+const reported = new Map<string, SelfCheckVerdict>();
 const MAX_SELF_CHECKS = 64;
 const SELF_CHECK_TRIES = 3;
 
-/** Every self-check verdict of this process, for health and metrics. */
+/** The latest self-check verdict of each batched setup in this process, for health and metrics. */
 export function batchSelfChecks(): SelfCheckVerdict[] {
-  return [...selfChecks.values()];
+  return [...reported.values()];
 }
 
 /**
@@ -51,6 +53,7 @@ export async function selfCheckVerdict(
   const verdict = await runCanary(model, key);
   const final = verdict.status !== 'inconclusive';
   if (final && testFault === undefined && selfChecks.size < MAX_SELF_CHECKS) selfChecks.set(key, verdict);
+  if (testFault === undefined && (reported.has(key) || reported.size < MAX_SELF_CHECKS)) reported.set(key, verdict);
   if (verdict.status === 'fell-back') loudFallback(verdict);
   return verdict;
 }
