@@ -1,12 +1,13 @@
 /**
  * The SQL implementation of Storage, written once for PostgreSQL semantics and run over a
- * tiny driver interface (`SqlClient`) that PGlite and node-postgres both satisfy. Migrations
+ * tiny driver interface (`SqlClient`, sql/client.ts) that PGlite and node-postgres both satisfy. Migrations
  * are an append-only list applied in order under an advisory lock, recorded in
  * `schema_migrations`.
  */
 
 import { randomUUID } from 'node:crypto';
 import { uuidv7 } from './ids.ts';
+import { isUniqueViolation, type Queryable, type SqlClient } from './sql/client.ts';
 import type {
   CaptionStatus,
   Captions,
@@ -26,13 +27,6 @@ import type {
   VideoQuery,
   Workspace,
 } from './types.ts';
-
-export interface SqlClient {
-  query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]>;
-  /** Runs `fn` in one transaction on one connection. */
-  transaction<T>(fn: (tx: Pick<SqlClient, 'query'>) => Promise<T>): Promise<T>;
-  close(): Promise<void>;
-}
 
 /** Append-only: never edit a shipped migration, add the next one. */
 export const MIGRATIONS: readonly string[] = [
@@ -295,10 +289,6 @@ const toProject = (r: ProjectRow): Project => ({
   createdAt: new Date(r.created_at),
 });
 
-function isUniqueViolation(err: unknown): boolean {
-  return (err as { code?: unknown } | null)?.code === '23505';
-}
-
 export class SqlStorage implements Storage {
   readonly #db: SqlClient;
 
@@ -312,10 +302,7 @@ export class SqlStorage implements Storage {
     return new SqlStorage(db);
   }
 
-  async #insertUser(
-    tx: Pick<SqlClient, 'query'>,
-    input: { email?: string | undefined; name?: string | undefined },
-  ): Promise<User> {
+  async #insertUser(tx: Queryable, input: { email?: string | undefined; name?: string | undefined }): Promise<User> {
     const userId = randomUUID();
     const workspaceId = randomUUID();
     const rows = await tx.query<UserRow>(
