@@ -9,7 +9,8 @@ import { TEST_DATABASE_URL as PG_URL } from '../../test-support/services.ts';
 import { pgClient, pgliteClient } from './drivers.ts';
 import { uuidv7 } from './ids.ts';
 import type { SqlClient } from './sql/client.ts';
-import { MIGRATIONS, migrate, SqlStorage } from './sql.ts';
+import { MIGRATIONS, migrate } from './sql/migrations.ts';
+import { SqlStorage } from './sql.ts';
 
 interface Backend {
   name: string;
