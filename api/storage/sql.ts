@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { uuidv7 } from './ids.ts';
 import { isUniqueViolation, type Queryable, type SqlClient } from './sql/client.ts';
 import { migrate } from './sql/migrations.ts';
+import * as workspaces from './sql/workspaces.ts';
 import type {
   CaptionStatus,
   Captions,
@@ -168,15 +169,7 @@ export class SqlStorage implements Storage {
       `INSERT INTO users (id, email, name, active_workspace_id) VALUES ($1, $2, $3, $4) RETURNING ${USER_COLUMNS}`,
       [userId, input.email ?? null, input.name ?? null, workspaceId],
     );
-    await tx.query('INSERT INTO workspaces (id, name, owner_id) VALUES ($1, $2, $3)', [
-      workspaceId,
-      'Personal',
-      userId,
-    ]);
-    await tx.query("INSERT INTO workspace_members (workspace_id, user_id, role) VALUES ($1, $2, 'owner')", [
-      workspaceId,
-      userId,
-    ]);
+    await workspaces.insertPersonalWorkspace(tx, workspaceId, userId);
     return toUser(rows[0]!);
   }
 
@@ -265,22 +258,12 @@ export class SqlStorage implements Storage {
     return rows[0] ? toUser(rows[0]) : null;
   }
 
-  async listWorkspaces(userId: string): Promise<Workspace[]> {
-    const rows = await this.#db.query<{ id: string; name: string; role: 'owner' | 'member' }>(
-      `SELECT w.id, w.name, m.role FROM workspace_members m JOIN workspaces w ON w.id = m.workspace_id
-       WHERE m.user_id = $1 ORDER BY w.created_at, w.id`,
-      [userId],
-    );
-    return rows.map((r) => ({ id: r.id, name: r.name, role: r.role }));
+  listWorkspaces(userId: string): Promise<Workspace[]> {
+    return workspaces.listWorkspaces(this.#db, userId);
   }
 
-  async setActiveWorkspace(userId: string, workspaceId: string): Promise<boolean> {
-    const rows = await this.#db.query(
-      `UPDATE users SET active_workspace_id = $2 WHERE id = $1
-       AND EXISTS (SELECT 1 FROM workspace_members WHERE user_id = $1 AND workspace_id = $2) RETURNING id`,
-      [userId, workspaceId],
-    );
-    return rows.length === 1;
+  setActiveWorkspace(userId: string, workspaceId: string): Promise<boolean> {
+    return workspaces.setActiveWorkspace(this.#db, userId, workspaceId);
   }
 
   async createSession(input: { tokenHash: string; userId: string; expiresAt: Date }): Promise<void> {
@@ -351,12 +334,8 @@ export class SqlStorage implements Storage {
     };
   }
 
-  async isMember(userId: string, workspaceId: string): Promise<boolean> {
-    const rows = await this.#db.query('SELECT 1 FROM workspace_members WHERE user_id = $1 AND workspace_id = $2', [
-      userId,
-      workspaceId,
-    ]);
-    return rows.length === 1;
+  isMember(userId: string, workspaceId: string): Promise<boolean> {
+    return workspaces.isMember(this.#db, userId, workspaceId);
   }
 
   async createFolder(input: { workspaceId: string; name: string }): Promise<Folder> {
