@@ -7,6 +7,7 @@
 import { uuidv7 } from './ids.ts';
 import type { SqlClient } from './sql/client.ts';
 import { migrate } from './sql/migrations.ts';
+import * as sessions from './sql/sessions.ts';
 import * as users from './sql/users.ts';
 import * as workspaces from './sql/workspaces.ts';
 import type {
@@ -168,36 +169,20 @@ export class SqlStorage implements Storage {
     return workspaces.setActiveWorkspace(this.#db, userId, workspaceId);
   }
 
-  async createSession(input: { tokenHash: string; userId: string; expiresAt: Date }): Promise<void> {
-    await this.#db.query('INSERT INTO sessions (token_hash, user_id, expires_at) VALUES ($1, $2, $3)', [
-      input.tokenHash,
-      input.userId,
-      input.expiresAt,
-    ]);
+  createSession(input: { tokenHash: string; userId: string; expiresAt: Date }): Promise<void> {
+    return sessions.createSession(this.#db, input);
   }
 
-  async findActiveSession(tokenHash: string, now: Date = new Date()): Promise<SessionRecord | null> {
-    const rows = await this.#db.query<{ user_id: string; created_at: Date; expires_at: Date }>(
-      `SELECT user_id, created_at, expires_at FROM sessions
-       WHERE token_hash = $1 AND revoked_at IS NULL AND expires_at > $2`,
-      [tokenHash, now],
-    );
-    const r = rows[0];
-    return r ? { userId: r.user_id, createdAt: new Date(r.created_at), expiresAt: new Date(r.expires_at) } : null;
+  findActiveSession(tokenHash: string, now?: Date): Promise<SessionRecord | null> {
+    return sessions.findActiveSession(this.#db, tokenHash, now);
   }
 
-  async revokeSession(tokenHash: string): Promise<void> {
-    await this.#db.query('UPDATE sessions SET revoked_at = now() WHERE token_hash = $1 AND revoked_at IS NULL', [
-      tokenHash,
-    ]);
+  revokeSession(tokenHash: string): Promise<void> {
+    return sessions.revokeSession(this.#db, tokenHash);
   }
 
-  async purgeSessions(now: Date = new Date()): Promise<number> {
-    const rows = await this.#db.query(
-      'DELETE FROM sessions WHERE expires_at <= $1 OR revoked_at <= $1 RETURNING token_hash',
-      [now],
-    );
-    return rows.length;
+  purgeSessions(now?: Date): Promise<number> {
+    return sessions.purgeSessions(this.#db, now);
   }
 
   async recordPayment(p: PaymentRecord): Promise<boolean> {
