@@ -7,6 +7,7 @@
 import { uuidv7 } from './ids.ts';
 import type { SqlClient } from './sql/client.ts';
 import { migrate } from './sql/migrations.ts';
+import * as payments from './sql/payments.ts';
 import * as sessions from './sql/sessions.ts';
 import * as users from './sql/users.ts';
 import * as workspaces from './sql/workspaces.ts';
@@ -185,40 +186,12 @@ export class SqlStorage implements Storage {
     return sessions.purgeSessions(this.#db, now);
   }
 
-  async recordPayment(p: PaymentRecord): Promise<boolean> {
-    const rows = await this.#db.query(
-      `INSERT INTO payments (id, payer, amount, network, asset, pay_to, resource, transaction)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING RETURNING id`,
-      [p.id, p.payer, p.amount, p.network, p.asset, p.payTo, p.resource, p.transaction],
-    );
-    return rows.length === 1;
+  recordPayment(p: PaymentRecord): Promise<boolean> {
+    return payments.recordPayment(this.#db, p);
   }
 
-  async getPayment(id: string): Promise<(PaymentRecord & { settledAt: Date }) | null> {
-    const rows = await this.#db.query<{
-      id: string;
-      payer: string;
-      amount: string;
-      network: string;
-      asset: string;
-      pay_to: string;
-      resource: string;
-      transaction: string;
-      settled_at: Date;
-    }>('SELECT * FROM payments WHERE id = $1', [id]);
-    const r = rows[0];
-    if (!r) return null;
-    return {
-      id: r.id,
-      payer: r.payer,
-      amount: r.amount,
-      network: r.network,
-      asset: r.asset,
-      payTo: r.pay_to,
-      resource: r.resource,
-      transaction: r.transaction,
-      settledAt: new Date(r.settled_at),
-    };
+  getPayment(id: string): Promise<(PaymentRecord & { settledAt: Date }) | null> {
+    return payments.getPayment(this.#db, id);
   }
 
   isMember(userId: string, workspaceId: string): Promise<boolean> {
