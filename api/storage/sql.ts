@@ -6,6 +6,7 @@
 
 import { uuidv7 } from './ids.ts';
 import type { SqlClient } from './sql/client.ts';
+import * as folders from './sql/folders.ts';
 import { migrate } from './sql/migrations.ts';
 import * as payments from './sql/payments.ts';
 import * as sessions from './sql/sessions.ts';
@@ -198,35 +199,16 @@ export class SqlStorage implements Storage {
     return workspaces.isMember(this.#db, userId, workspaceId);
   }
 
-  async createFolder(input: { workspaceId: string; name: string }): Promise<Folder> {
-    const rows = await this.#db.query<{ id: string; workspace_id: string; name: string; created_at: Date }>(
-      'INSERT INTO folders (id, workspace_id, name) VALUES ($1, $2, $3) RETURNING *',
-      [uuidv7(), input.workspaceId, input.name],
-    );
-    const r = rows[0]!;
-    return { id: r.id, workspaceId: r.workspace_id, name: r.name, createdAt: new Date(r.created_at) };
+  createFolder(input: { workspaceId: string; name: string }): Promise<Folder> {
+    return folders.createFolder(this.#db, input);
   }
 
-  async getFolder(id: string): Promise<Folder | null> {
-    const rows = await this.#db.query<{ id: string; workspace_id: string; name: string; created_at: Date }>(
-      'SELECT * FROM folders WHERE id = $1',
-      [id],
-    );
-    const r = rows[0];
-    return r ? { id: r.id, workspaceId: r.workspace_id, name: r.name, createdAt: new Date(r.created_at) } : null;
+  getFolder(id: string): Promise<Folder | null> {
+    return folders.getFolder(this.#db, id);
   }
 
-  async listFolders(workspaceId: string, limit: number): Promise<Folder[]> {
-    const rows = await this.#db.query<{ id: string; workspace_id: string; name: string; created_at: Date }>(
-      'SELECT * FROM folders WHERE workspace_id = $1 ORDER BY created_at, id LIMIT $2',
-      [workspaceId, limit],
-    );
-    return rows.map((r) => ({
-      id: r.id,
-      workspaceId: r.workspace_id,
-      name: r.name,
-      createdAt: new Date(r.created_at),
-    }));
+  listFolders(workspaceId: string, limit: number): Promise<Folder[]> {
+    return folders.listFolders(this.#db, workspaceId, limit);
   }
 
   async createVideo(input: NewVideo): Promise<Video> {
