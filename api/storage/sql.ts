@@ -11,6 +11,7 @@ import { migrate } from './sql/migrations.ts';
 import * as payments from './sql/payments.ts';
 import * as sessions from './sql/sessions.ts';
 import * as users from './sql/users.ts';
+import * as videos from './sql/videos.ts';
 import * as workspaces from './sql/workspaces.ts';
 import type {
   CaptionStatus,
@@ -31,74 +32,6 @@ import type {
   VideoQuery,
   Workspace,
 } from './types.ts';
-
-interface VideoRow {
-  id: string;
-  workspace_id: string | null;
-  owner_id: string | null;
-  folder_id: string | null;
-  title: string;
-  origin: Video['origin'];
-  state: Video['state'];
-  starred: boolean;
-  visibility: Video['visibility'];
-  share_password_hash: string | null;
-  share_expires_at: Date | null;
-  hosted_video_id: string;
-  guest_token_hash: string | null;
-  duration_sec: number | null;
-  media_bytes: string | number | null;
-  media_type: string | null;
-  has_thumbnail: boolean;
-  caption_status: CaptionStatus;
-  caption_error: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const toVideo = (r: VideoRow): Video => ({
-  id: r.id,
-  workspaceId: r.workspace_id,
-  ownerId: r.owner_id,
-  folderId: r.folder_id,
-  title: r.title,
-  origin: r.origin,
-  state: r.state,
-  starred: r.starred,
-  visibility: r.visibility,
-  sharePasswordHash: r.share_password_hash,
-  shareExpiresAt: r.share_expires_at === null ? null : new Date(r.share_expires_at),
-  hostedVideoId: r.hosted_video_id,
-  guestTokenHash: r.guest_token_hash,
-  durationSec: r.duration_sec,
-  // bigint comes back as a string from node-postgres.
-  mediaBytes: r.media_bytes === null ? null : Number(r.media_bytes),
-  mediaType: r.media_type,
-  hasThumbnail: r.has_thumbnail,
-  captionStatus: r.caption_status,
-  captionError: r.caption_error,
-  createdAt: new Date(r.created_at),
-  updatedAt: new Date(r.updated_at),
-});
-
-/** VideoPatch key → column; the only columns an update may touch. */
-const VIDEO_PATCH_COLUMNS: Readonly<Record<keyof VideoPatch, string>> = {
-  title: 'title',
-  folderId: 'folder_id',
-  starred: 'starred',
-  visibility: 'visibility',
-  sharePasswordHash: 'share_password_hash',
-  shareExpiresAt: 'share_expires_at',
-  state: 'state',
-  durationSec: 'duration_sec',
-  mediaBytes: 'media_bytes',
-  mediaType: 'media_type',
-  hasThumbnail: 'has_thumbnail',
-  captionStatus: 'caption_status',
-  captionError: 'caption_error',
-};
-
-const SORT_COLUMNS = { createdAt: 'created_at', updatedAt: 'updated_at' } as const;
 
 interface UploadRow {
   id: string;
@@ -211,100 +144,36 @@ export class SqlStorage implements Storage {
     return folders.listFolders(this.#db, workspaceId, limit);
   }
 
-  async createVideo(input: NewVideo): Promise<Video> {
-    const rows = await this.#db.query<VideoRow>(
-      `INSERT INTO videos (id, workspace_id, owner_id, folder_id, title, origin, visibility, hosted_video_id, guest_token_hash)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
-      [
-        uuidv7(),
-        input.workspaceId ?? null,
-        input.ownerId ?? null,
-        input.folderId ?? null,
-        input.title,
-        input.origin,
-        input.visibility ?? 'private',
-        input.hostedVideoId,
-        input.guestTokenHash ?? null,
-      ],
-    );
-    return toVideo(rows[0]!);
+  createVideo(input: NewVideo): Promise<Video> {
+    return videos.createVideo(this.#db, input);
   }
 
-  async getVideo(id: string): Promise<Video | null> {
-    const rows = await this.#db.query<VideoRow>('SELECT * FROM videos WHERE id = $1', [id]);
-    return rows[0] ? toVideo(rows[0]) : null;
+  getVideo(id: string): Promise<Video | null> {
+    return videos.getVideo(this.#db, id);
   }
 
-  async listVideos(q: VideoQuery): Promise<Video[]> {
-    const col = SORT_COLUMNS[q.sortBy];
-    const where = ['workspace_id = $1'];
-    const params: unknown[] = [q.workspaceId];
-    const add = (sql: string, value: unknown) => {
-      params.push(value);
-      where.push(sql.replace('?', `$${params.length}`));
-    };
-    if (q.folderId !== undefined) add('folder_id = ?', q.folderId);
-    if (q.origin !== undefined) add('origin = ?', q.origin);
-    if (q.starred !== undefined) add('starred = ?', q.starred);
-    if (q.after) {
-      params.push(q.after.at, q.after.id);
-      where.push(`(${col}, id) < ($${params.length - 1}, $${params.length})`);
-    }
-    params.push(q.limit);
-    const rows = await this.#db.query<VideoRow>(
-      `SELECT * FROM videos WHERE ${where.join(' AND ')} ORDER BY ${col} DESC, id DESC LIMIT $${params.length}`,
-      params,
-    );
-    return rows.map(toVideo);
+  listVideos(q: VideoQuery): Promise<Video[]> {
+    return videos.listVideos(this.#db, q);
   }
 
-  async updateVideo(id: string, patch: VideoPatch): Promise<Video | null> {
-    const sets: string[] = [];
-    const params: unknown[] = [id];
-    for (const [key, column] of Object.entries(VIDEO_PATCH_COLUMNS) as Array<[keyof VideoPatch, string]>) {
-      if (patch[key] === undefined) continue;
-      params.push(patch[key]);
-      sets.push(`${column} = $${params.length}`);
-    }
-    sets.push("updated_at = date_trunc('milliseconds', clock_timestamp())");
-    const rows = await this.#db.query<VideoRow>(
-      `UPDATE videos SET ${sets.join(', ')} WHERE id = $1 RETURNING *`,
-      params,
-    );
-    return rows[0] ? toVideo(rows[0]) : null;
+  updateVideo(id: string, patch: VideoPatch): Promise<Video | null> {
+    return videos.updateVideo(this.#db, id, patch);
   }
 
-  async claimGuestVideo(
+  claimGuestVideo(
     id: string,
     guestTokenHash: string,
     to: { workspaceId: string; ownerId: string },
   ): Promise<Video | null> {
-    const rows = await this.#db.query<VideoRow>(
-      `UPDATE videos SET workspace_id = $3, owner_id = $4, guest_token_hash = NULL,
-         updated_at = date_trunc('milliseconds', clock_timestamp())
-       WHERE id = $1 AND guest_token_hash = $2 AND workspace_id IS NULL RETURNING *`,
-      [id, guestTokenHash, to.workspaceId, to.ownerId],
-    );
-    return rows[0] ? toVideo(rows[0]) : null;
+    return videos.claimGuestVideo(this.#db, id, guestTokenHash, to);
   }
 
-  async deleteVideo(id: string): Promise<boolean> {
-    const rows = await this.#db.query('DELETE FROM videos WHERE id = $1 RETURNING id', [id]);
-    return rows.length === 1;
+  deleteVideo(id: string): Promise<boolean> {
+    return videos.deleteVideo(this.#db, id);
   }
 
-  async transitionCaptionStatus(
-    id: string,
-    from: CaptionStatus,
-    to: CaptionStatus,
-    error: string | null = null,
-  ): Promise<boolean> {
-    const rows = await this.#db.query(
-      `UPDATE videos SET caption_status = $3, caption_error = $4, updated_at = date_trunc('milliseconds', clock_timestamp())
-       WHERE id = $1 AND caption_status = $2 RETURNING id`,
-      [id, from, to, error],
-    );
-    return rows.length === 1;
+  transitionCaptionStatus(id: string, from: CaptionStatus, to: CaptionStatus, error?: string | null): Promise<boolean> {
+    return videos.transitionCaptionStatus(this.#db, id, from, to, error);
   }
 
   async putCaptions(input: NewCaptions): Promise<Captions> {
@@ -398,12 +267,8 @@ export class SqlStorage implements Storage {
     return rows.map(toUpload);
   }
 
-  async listGuestVideosBefore(before: Date, limit: number): Promise<Video[]> {
-    const rows = await this.#db.query<VideoRow>(
-      'SELECT * FROM videos WHERE guest_token_hash IS NOT NULL AND created_at < $1 ORDER BY created_at LIMIT $2',
-      [before, limit],
-    );
-    return rows.map(toVideo);
+  listGuestVideosBefore(before: Date, limit: number): Promise<Video[]> {
+    return videos.listGuestVideosBefore(this.#db, before, limit);
   }
 
   close(): Promise<void> {
