@@ -5,6 +5,7 @@
  */
 
 import { uuidv7 } from './ids.ts';
+import * as captions from './sql/captions.ts';
 import type { SqlClient } from './sql/client.ts';
 import * as folders from './sql/folders.ts';
 import { migrate } from './sql/migrations.ts';
@@ -16,7 +17,6 @@ import * as workspaces from './sql/workspaces.ts';
 import type {
   CaptionStatus,
   Captions,
-  CaptionTranscript,
   Folder,
   NewCaptions,
   NewVideo,
@@ -176,44 +176,12 @@ export class SqlStorage implements Storage {
     return videos.transitionCaptionStatus(this.#db, id, from, to, error);
   }
 
-  async putCaptions(input: NewCaptions): Promise<Captions> {
-    const transcript = input.transcript ?? null;
-    return this.#db.transaction(async (tx) => {
-      const rows = await tx.query<{ updated_at: Date }>(
-        `INSERT INTO captions (video_id, vtt, srt, source, transcript) VALUES ($1, $2, $3, $4, $5::jsonb)
-         ON CONFLICT (video_id) DO UPDATE SET vtt = EXCLUDED.vtt, srt = EXCLUDED.srt, source = EXCLUDED.source,
-           transcript = EXCLUDED.transcript, updated_at = date_trunc('milliseconds', clock_timestamp())
-         RETURNING updated_at`,
-        [input.videoId, input.vtt, input.srt, input.source, transcript === null ? null : JSON.stringify(transcript)],
-      );
-      await tx.query(
-        `UPDATE videos SET caption_status = 'ready', caption_error = NULL, updated_at = date_trunc('milliseconds', clock_timestamp()) WHERE id = $1`,
-        [input.videoId],
-      );
-      return { ...input, transcript, updatedAt: new Date(rows[0]!.updated_at) };
-    });
+  putCaptions(input: NewCaptions): Promise<Captions> {
+    return captions.putCaptions(this.#db, input);
   }
 
-  async getCaptions(videoId: string): Promise<Captions | null> {
-    const rows = await this.#db.query<{
-      video_id: string;
-      vtt: string;
-      srt: string;
-      source: Captions['source'];
-      transcript: CaptionTranscript | string | null;
-      updated_at: Date;
-    }>('SELECT * FROM captions WHERE video_id = $1', [videoId]);
-    const r = rows[0];
-    return r
-      ? {
-          videoId: r.video_id,
-          vtt: r.vtt,
-          srt: r.srt,
-          source: r.source,
-          transcript: typeof r.transcript === 'string' ? JSON.parse(r.transcript) : r.transcript,
-          updatedAt: new Date(r.updated_at),
-        }
-      : null;
+  getCaptions(videoId: string): Promise<Captions | null> {
+    return captions.getCaptions(this.#db, videoId);
   }
 
   async createProject(input: Omit<Project, 'id' | 'createdAt'>): Promise<Project> {
