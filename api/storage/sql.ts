@@ -4,12 +4,12 @@
  * `open` applies the migrations (sql/migrations.ts) first.
  */
 
-import { uuidv7 } from './ids.ts';
 import * as captions from './sql/captions.ts';
 import type { SqlClient } from './sql/client.ts';
 import * as folders from './sql/folders.ts';
 import { migrate } from './sql/migrations.ts';
 import * as payments from './sql/payments.ts';
+import * as projects from './sql/projects.ts';
 import * as sessions from './sql/sessions.ts';
 import * as users from './sql/users.ts';
 import * as videos from './sql/videos.ts';
@@ -47,24 +47,6 @@ const toUpload = (r: UploadRow): UploadRecord => ({
   maxBytes: Number(r.max_bytes),
   expiresAt: new Date(r.expires_at),
   completedAt: r.completed_at === null ? null : new Date(r.completed_at),
-});
-
-interface ProjectRow {
-  id: string;
-  workspace_id: string;
-  owner_id: string;
-  title: string;
-  clips: Project['clips'] | string;
-  created_at: Date;
-}
-
-const toProject = (r: ProjectRow): Project => ({
-  id: r.id,
-  workspaceId: r.workspace_id,
-  ownerId: r.owner_id,
-  title: r.title,
-  clips: typeof r.clips === 'string' ? JSON.parse(r.clips) : r.clips,
-  createdAt: new Date(r.created_at),
 });
 
 export class SqlStorage implements Storage {
@@ -184,26 +166,12 @@ export class SqlStorage implements Storage {
     return captions.getCaptions(this.#db, videoId);
   }
 
-  async createProject(input: Omit<Project, 'id' | 'createdAt'>): Promise<Project> {
-    const rows = await this.#db.query<ProjectRow>(
-      `INSERT INTO projects (id, workspace_id, owner_id, title, clips) VALUES ($1, $2, $3, $4, $5::jsonb) RETURNING *`,
-      [uuidv7(), input.workspaceId, input.ownerId, input.title, JSON.stringify(input.clips)],
-    );
-    return toProject(rows[0]!);
+  createProject(input: Omit<Project, 'id' | 'createdAt'>): Promise<Project> {
+    return projects.createProject(this.#db, input);
   }
 
-  async listProjects(q: { workspaceId: string; limit: number; after?: { at: Date; id: string } }): Promise<Project[]> {
-    const params: unknown[] = [q.workspaceId, q.limit];
-    let after = '';
-    if (q.after) {
-      params.push(q.after.at, q.after.id);
-      after = 'AND (created_at, id) < ($3, $4)';
-    }
-    const rows = await this.#db.query<ProjectRow>(
-      `SELECT * FROM projects WHERE workspace_id = $1 ${after} ORDER BY created_at DESC, id DESC LIMIT $2`,
-      params,
-    );
-    return rows.map(toProject);
+  listProjects(q: { workspaceId: string; limit: number; after?: { at: Date; id: string } }): Promise<Project[]> {
+    return projects.listProjects(this.#db, q);
   }
 
   async createUpload(input: Omit<UploadRecord, 'completedAt'>): Promise<UploadRecord> {
