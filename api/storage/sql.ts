@@ -11,6 +11,7 @@ import { migrate } from './sql/migrations.ts';
 import * as payments from './sql/payments.ts';
 import * as projects from './sql/projects.ts';
 import * as sessions from './sql/sessions.ts';
+import * as uploads from './sql/uploads.ts';
 import * as users from './sql/users.ts';
 import * as videos from './sql/videos.ts';
 import * as workspaces from './sql/workspaces.ts';
@@ -32,22 +33,6 @@ import type {
   VideoQuery,
   Workspace,
 } from './types.ts';
-
-interface UploadRow {
-  id: string;
-  video_id: string;
-  max_bytes: string | number;
-  expires_at: Date;
-  completed_at: Date | null;
-}
-
-const toUpload = (r: UploadRow): UploadRecord => ({
-  id: r.id,
-  videoId: r.video_id,
-  maxBytes: Number(r.max_bytes),
-  expiresAt: new Date(r.expires_at),
-  completedAt: r.completed_at === null ? null : new Date(r.completed_at),
-});
 
 export class SqlStorage implements Storage {
   readonly #db: SqlClient;
@@ -174,33 +159,20 @@ export class SqlStorage implements Storage {
     return projects.listProjects(this.#db, q);
   }
 
-  async createUpload(input: Omit<UploadRecord, 'completedAt'>): Promise<UploadRecord> {
-    const rows = await this.#db.query<UploadRow>(
-      'INSERT INTO uploads (id, video_id, max_bytes, expires_at) VALUES ($1, $2, $3, $4) RETURNING *',
-      [input.id, input.videoId, input.maxBytes, input.expiresAt],
-    );
-    return toUpload(rows[0]!);
+  createUpload(input: Omit<UploadRecord, 'completedAt'>): Promise<UploadRecord> {
+    return uploads.createUpload(this.#db, input);
   }
 
-  async getUpload(id: string): Promise<UploadRecord | null> {
-    const rows = await this.#db.query<UploadRow>('SELECT * FROM uploads WHERE id = $1', [id]);
-    return rows[0] ? toUpload(rows[0]) : null;
+  getUpload(id: string): Promise<UploadRecord | null> {
+    return uploads.getUpload(this.#db, id);
   }
 
-  async completeUpload(id: string, at: Date = new Date()): Promise<boolean> {
-    const rows = await this.#db.query(
-      'UPDATE uploads SET completed_at = $2 WHERE id = $1 AND completed_at IS NULL RETURNING id',
-      [id, at],
-    );
-    return rows.length === 1;
+  completeUpload(id: string, at?: Date): Promise<boolean> {
+    return uploads.completeUpload(this.#db, id, at);
   }
 
-  async listExpiredUploads(now: Date, limit: number): Promise<UploadRecord[]> {
-    const rows = await this.#db.query<UploadRow>(
-      'SELECT * FROM uploads WHERE completed_at IS NULL AND expires_at < $1 ORDER BY expires_at LIMIT $2',
-      [now, limit],
-    );
-    return rows.map(toUpload);
+  listExpiredUploads(now: Date, limit: number): Promise<UploadRecord[]> {
+    return uploads.listExpiredUploads(this.#db, now, limit);
   }
 
   listGuestVideosBefore(before: Date, limit: number): Promise<Video[]> {
