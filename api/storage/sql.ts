@@ -1,7 +1,9 @@
 /**
  * The SQL implementation of Storage, written once for PostgreSQL semantics and run over a
  * tiny driver interface (`SqlClient`, sql/client.ts) that PGlite and node-postgres both satisfy.
- * `open` applies the migrations (sql/migrations.ts) first.
+ * This is its front door: `open` applies the migrations (sql/migrations.ts), and each method hands
+ * its call to the file of its resource under sql/ (users, workspaces, sessions, payments, folders,
+ * videos, captions, projects, uploads), where the queries live.
  */
 
 import * as captions from './sql/captions.ts';
