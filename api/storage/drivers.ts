@@ -7,7 +7,8 @@
 import { mkdir } from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { type SqlClient, SqlStorage } from './sql.ts';
+import type { SqlClient } from './sql/client.ts';
+import { SqlStorage } from './sql.ts';
 
 /** `dataDir` undefined: in memory (tests). */
 export async function pgliteClient(dataDir?: string): Promise<SqlClient> {

@@ -1,16 +1,25 @@
 /**
  * The SQL implementation of Storage, written once for PostgreSQL semantics and run over a
- * tiny driver interface (`SqlClient`) that PGlite and node-postgres both satisfy. Migrations
- * are an append-only list applied in order under an advisory lock, recorded in
- * `schema_migrations`.
+ * tiny driver interface (`SqlClient`, sql/client.ts) that PGlite and node-postgres both satisfy.
+ * This is its front door: `open` applies the migrations (sql/migrations.ts), and each method hands
+ * its call to the file of its resource under sql/ (users, workspaces, sessions, payments, folders,
+ * videos, captions, projects, uploads), where the queries live.
  */
 
-import { randomUUID } from 'node:crypto';
-import { uuidv7 } from './ids.ts';
+import * as captions from './sql/captions.ts';
+import type { SqlClient } from './sql/client.ts';
+import * as folders from './sql/folders.ts';
+import { migrate } from './sql/migrations.ts';
+import * as payments from './sql/payments.ts';
+import * as projects from './sql/projects.ts';
+import * as sessions from './sql/sessions.ts';
+import * as uploads from './sql/uploads.ts';
+import * as users from './sql/users.ts';
+import * as videos from './sql/videos.ts';
+import * as workspaces from './sql/workspaces.ts';
 import type {
   CaptionStatus,
   Captions,
-  CaptionTranscript,
   Folder,
   NewCaptions,
   NewVideo,
@@ -27,278 +36,6 @@ import type {
   Workspace,
 } from './types.ts';
 
-export interface SqlClient {
-  query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]>;
-  /** Runs `fn` in one transaction on one connection. */
-  transaction<T>(fn: (tx: Pick<SqlClient, 'query'>) => Promise<T>): Promise<T>;
-  close(): Promise<void>;
-}
-
-/** Append-only: never edit a shipped migration, add the next one. */
-export const MIGRATIONS: readonly string[] = [
-  `CREATE TABLE users (
-     id text PRIMARY KEY,
-     email text UNIQUE,
-     name text,
-     active_workspace_id text NOT NULL,
-     created_at timestamptz NOT NULL DEFAULT now()
-   );
-   CREATE TABLE workspaces (
-     id text PRIMARY KEY,
-     name text NOT NULL,
-     owner_id text NOT NULL REFERENCES users(id) DEFERRABLE INITIALLY DEFERRED,
-     created_at timestamptz NOT NULL DEFAULT now()
-   );
-   CREATE TABLE workspace_members (
-     workspace_id text NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
-     user_id text NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-     role text NOT NULL CHECK (role IN ('owner', 'member')),
-     PRIMARY KEY (workspace_id, user_id)
-   );
-   CREATE TABLE password_credentials (
-     user_id text PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
-     password_hash text NOT NULL
-   );
-   CREATE TABLE oidc_identities (
-     provider text NOT NULL,
-     subject text NOT NULL,
-     user_id text NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-     PRIMARY KEY (provider, subject)
-   );
-   CREATE TABLE sessions (
-     token_hash text PRIMARY KEY,
-     user_id text NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-     created_at timestamptz NOT NULL DEFAULT now(),
-     expires_at timestamptz NOT NULL,
-     revoked_at timestamptz
-   );
-   CREATE INDEX sessions_user_idx ON sessions (user_id);
-   CREATE TABLE payments (
-     id text PRIMARY KEY,
-     payer text NOT NULL,
-     amount text NOT NULL,
-     network text NOT NULL,
-     asset text NOT NULL,
-     pay_to text NOT NULL,
-     resource text NOT NULL,
-     transaction text NOT NULL,
-     settled_at timestamptz NOT NULL DEFAULT now()
-   );`,
-  // The data plane: folders, videos, captions, projects, uploads.
-  `CREATE TABLE folders (
-     id text PRIMARY KEY,
-     workspace_id text NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
-     name text NOT NULL,
-     created_at timestamptz NOT NULL DEFAULT now()
-   );
-   CREATE INDEX folders_workspace_idx ON folders (workspace_id);
-   CREATE TABLE videos (
-     id text PRIMARY KEY,
-     workspace_id text REFERENCES workspaces(id) ON DELETE CASCADE,
-     owner_id text REFERENCES users(id) ON DELETE SET NULL,
-     folder_id text REFERENCES folders(id) ON DELETE SET NULL,
-     title text NOT NULL,
-     origin text NOT NULL CHECK (origin IN ('recording', 'project', 'trim', 'upload')),
-     state text NOT NULL DEFAULT 'uploading' CHECK (state IN ('uploading', 'ready')),
-     starred boolean NOT NULL DEFAULT false,
-     visibility text NOT NULL DEFAULT 'private' CHECK (visibility IN ('public', 'private')),
-     share_password_hash text,
-     share_expires_at timestamptz,
-     hosted_video_id text NOT NULL UNIQUE,
-     guest_token_hash text UNIQUE,
-     duration_sec double precision,
-     media_bytes bigint,
-     media_type text,
-     has_thumbnail boolean NOT NULL DEFAULT false,
-     caption_status text NOT NULL DEFAULT 'none' CHECK (caption_status IN ('none', 'processing', 'ready')),
-     caption_error text,
-     created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
-     updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
-   );
-   CREATE INDEX videos_list_created_idx ON videos (workspace_id, created_at DESC, id DESC);
-   CREATE INDEX videos_list_updated_idx ON videos (workspace_id, updated_at DESC, id DESC);
-   CREATE TABLE captions (
-     video_id text PRIMARY KEY REFERENCES videos(id) ON DELETE CASCADE,
-     vtt text NOT NULL,
-     srt text NOT NULL,
-     source text NOT NULL CHECK (source IN ('generated', 'uploaded')),
-     updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
-   );
-   CREATE TABLE projects (
-     id text PRIMARY KEY,
-     workspace_id text NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
-     owner_id text NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-     title text NOT NULL,
-     clips jsonb NOT NULL,
-     created_at timestamptz NOT NULL DEFAULT clock_timestamp()
-   );
-   CREATE INDEX projects_list_idx ON projects (workspace_id, created_at DESC, id DESC);
-   CREATE TABLE uploads (
-     id text PRIMARY KEY,
-     video_id text NOT NULL UNIQUE REFERENCES videos(id) ON DELETE CASCADE,
-     max_bytes bigint NOT NULL,
-     expires_at timestamptz NOT NULL,
-     completed_at timestamptz
-   );
-   CREATE INDEX uploads_expiry_idx ON uploads (expires_at) WHERE completed_at IS NULL;`,
-  // Keyset cursors carry a JavaScript Date, which has milliseconds; a sort key with microseconds
-  // made `(created_at, id) < (cursor)` skip the rows in the cursor's millisecond. Keys are now
-  // stored at the cursor's precision.
-  `ALTER TABLE videos
-     ALTER COLUMN created_at SET DEFAULT date_trunc('milliseconds', clock_timestamp()),
-     ALTER COLUMN updated_at SET DEFAULT date_trunc('milliseconds', clock_timestamp());
-   ALTER TABLE projects ALTER COLUMN created_at SET DEFAULT date_trunc('milliseconds', clock_timestamp());
-   UPDATE videos SET created_at = date_trunc('milliseconds', created_at),
-                     updated_at = date_trunc('milliseconds', updated_at);
-   UPDATE projects SET created_at = date_trunc('milliseconds', created_at);`,
-  // The transcript behind the captions, with its word times, for the read-along. Null for
-  // captions stored before it was kept.
-  'ALTER TABLE captions ADD COLUMN transcript jsonb;',
-];
-
-/** Arbitrary constant: serialises concurrent migrators on one database. */
-const MIGRATION_LOCK = 740_402_001;
-
-export async function migrate(db: SqlClient): Promise<number> {
-  return db.transaction(async (tx) => {
-    await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-    await tx.query(
-      'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
-    );
-    const rows = await tx.query<{ v: number | null }>('SELECT max(version) AS v FROM schema_migrations');
-    const current = rows[0]?.v ?? 0;
-    for (let v = current + 1; v <= MIGRATIONS.length; v++) {
-      await tx.query(MIGRATIONS[v - 1]!);
-      await tx.query('INSERT INTO schema_migrations (version) VALUES ($1)', [v]);
-    }
-    return MIGRATIONS.length - current;
-  });
-}
-
-interface UserRow {
-  id: string;
-  email: string | null;
-  name: string | null;
-  active_workspace_id: string;
-  created_at: Date;
-}
-
-const toUser = (r: UserRow): User => ({
-  id: r.id,
-  email: r.email,
-  name: r.name,
-  activeWorkspaceId: r.active_workspace_id,
-  createdAt: new Date(r.created_at),
-});
-
-const USER_COLUMNS = 'id, email, name, active_workspace_id, created_at';
-
-interface VideoRow {
-  id: string;
-  workspace_id: string | null;
-  owner_id: string | null;
-  folder_id: string | null;
-  title: string;
-  origin: Video['origin'];
-  state: Video['state'];
-  starred: boolean;
-  visibility: Video['visibility'];
-  share_password_hash: string | null;
-  share_expires_at: Date | null;
-  hosted_video_id: string;
-  guest_token_hash: string | null;
-  duration_sec: number | null;
-  media_bytes: string | number | null;
-  media_type: string | null;
-  has_thumbnail: boolean;
-  caption_status: CaptionStatus;
-  caption_error: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const toVideo = (r: VideoRow): Video => ({
-  id: r.id,
-  workspaceId: r.workspace_id,
-  ownerId: r.owner_id,
-  folderId: r.folder_id,
-  title: r.title,
-  origin: r.origin,
-  state: r.state,
-  starred: r.starred,
-  visibility: r.visibility,
-  sharePasswordHash: r.share_password_hash,
-  shareExpiresAt: r.share_expires_at === null ? null : new Date(r.share_expires_at),
-  hostedVideoId: r.hosted_video_id,
-  guestTokenHash: r.guest_token_hash,
-  durationSec: r.duration_sec,
-  // bigint comes back as a string from node-postgres.
-  mediaBytes: r.media_bytes === null ? null : Number(r.media_bytes),
-  mediaType: r.media_type,
-  hasThumbnail: r.has_thumbnail,
-  captionStatus: r.caption_status,
-  captionError: r.caption_error,
-  createdAt: new Date(r.created_at),
-  updatedAt: new Date(r.updated_at),
-});
-
-/** VideoPatch key → column; the only columns an update may touch. */
-const VIDEO_PATCH_COLUMNS: Readonly<Record<keyof VideoPatch, string>> = {
-  title: 'title',
-  folderId: 'folder_id',
-  starred: 'starred',
-  visibility: 'visibility',
-  sharePasswordHash: 'share_password_hash',
-  shareExpiresAt: 'share_expires_at',
-  state: 'state',
-  durationSec: 'duration_sec',
-  mediaBytes: 'media_bytes',
-  mediaType: 'media_type',
-  hasThumbnail: 'has_thumbnail',
-  captionStatus: 'caption_status',
-  captionError: 'caption_error',
-};
-
-const SORT_COLUMNS = { createdAt: 'created_at', updatedAt: 'updated_at' } as const;
-
-interface UploadRow {
-  id: string;
-  video_id: string;
-  max_bytes: string | number;
-  expires_at: Date;
-  completed_at: Date | null;
-}
-
-const toUpload = (r: UploadRow): UploadRecord => ({
-  id: r.id,
-  videoId: r.video_id,
-  maxBytes: Number(r.max_bytes),
-  expiresAt: new Date(r.expires_at),
-  completedAt: r.completed_at === null ? null : new Date(r.completed_at),
-});
-
-interface ProjectRow {
-  id: string;
-  workspace_id: string;
-  owner_id: string;
-  title: string;
-  clips: Project['clips'] | string;
-  created_at: Date;
-}
-
-const toProject = (r: ProjectRow): Project => ({
-  id: r.id,
-  workspaceId: r.workspace_id,
-  ownerId: r.owner_id,
-  title: r.title,
-  clips: typeof r.clips === 'string' ? JSON.parse(r.clips) : r.clips,
-  createdAt: new Date(r.created_at),
-});
-
-function isUniqueViolation(err: unknown): boolean {
-  return (err as { code?: unknown } | null)?.code === '23505';
-}
-
 export class SqlStorage implements Storage {
   readonly #db: SqlClient;
 
@@ -312,431 +49,136 @@ export class SqlStorage implements Storage {
     return new SqlStorage(db);
   }
 
-  async #insertUser(
-    tx: Pick<SqlClient, 'query'>,
-    input: { email?: string | undefined; name?: string | undefined },
-  ): Promise<User> {
-    const userId = randomUUID();
-    const workspaceId = randomUUID();
-    const rows = await tx.query<UserRow>(
-      `INSERT INTO users (id, email, name, active_workspace_id) VALUES ($1, $2, $3, $4) RETURNING ${USER_COLUMNS}`,
-      [userId, input.email ?? null, input.name ?? null, workspaceId],
-    );
-    await tx.query('INSERT INTO workspaces (id, name, owner_id) VALUES ($1, $2, $3)', [
-      workspaceId,
-      'Personal',
-      userId,
-    ]);
-    await tx.query("INSERT INTO workspace_members (workspace_id, user_id, role) VALUES ($1, $2, 'owner')", [
-      workspaceId,
-      userId,
-    ]);
-    return toUser(rows[0]!);
+  createPasswordUser(input: { email: string; passwordHash: string; name?: string }): Promise<User | null> {
+    return users.createPasswordUser(this.#db, input);
   }
 
-  async createPasswordUser(input: { email: string; passwordHash: string; name?: string }): Promise<User | null> {
-    try {
-      return await this.#db.transaction(async (tx) => {
-        const user = await this.#insertUser(tx, { email: input.email.toLowerCase(), name: input.name });
-        await tx.query('INSERT INTO password_credentials (user_id, password_hash) VALUES ($1, $2)', [
-          user.id,
-          input.passwordHash,
-        ]);
-        return user;
-      });
-    } catch (err) {
-      if (isUniqueViolation(err)) return null;
-      throw err;
-    }
+  findPasswordCredential(email: string): Promise<{ userId: string; passwordHash: string } | null> {
+    return users.findPasswordCredential(this.#db, email);
   }
 
-  async findPasswordCredential(email: string): Promise<{ userId: string; passwordHash: string } | null> {
-    const rows = await this.#db.query<{ user_id: string; password_hash: string }>(
-      `SELECT c.user_id, c.password_hash FROM password_credentials c JOIN users u ON u.id = c.user_id
-       WHERE u.email = $1`,
-      [email.toLowerCase()],
-    );
-    const r = rows[0];
-    return r ? { userId: r.user_id, passwordHash: r.password_hash } : null;
+  upsertOidcUser(input: OidcSignIn): Promise<User> {
+    return users.upsertOidcUser(this.#db, input);
   }
 
-  async upsertOidcUser(input: OidcSignIn): Promise<User> {
-    const email = input.email && input.emailVerified === true ? input.email.toLowerCase() : undefined;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await this.#db.transaction(async (tx) => {
-          const found = await tx.query<UserRow>(
-            `SELECT u.id, u.email, u.name, u.active_workspace_id, u.created_at FROM oidc_identities i
-             JOIN users u ON u.id = i.user_id WHERE i.provider = $1 AND i.subject = $2`,
-            [input.provider, input.subject],
-          );
-          if (found[0]) {
-            if (found[0].email !== null || email === undefined) return toUser(found[0]);
-            // Signed in before without a verified email: record it now, unless another account holds it.
-            const updated = await tx.query<UserRow>(
-              `UPDATE users SET email = $2 WHERE id = $1
-               AND NOT EXISTS (SELECT 1 FROM users WHERE email = $2) RETURNING ${USER_COLUMNS}`,
-              [found[0].id, email],
-            );
-            return toUser(updated[0] ?? found[0]);
-          }
-          const owner = email
-            ? (await tx.query<UserRow>(`SELECT ${USER_COLUMNS} FROM users WHERE email = $1`, [email]))[0]
-            : undefined;
-          let user: User;
-          if (owner) {
-            user = toUser(owner);
-            // The provider has just proved who owns this address. An account that no provider ever
-            // vouched for (password sign-up checks no email) may have been opened by someone else
-            // in the owner's name, waiting for this link: its password and sessions go.
-            const vouched = await tx.query('SELECT 1 FROM oidc_identities WHERE user_id = $1 LIMIT 1', [owner.id]);
-            if (vouched.length === 0) {
-              await tx.query('DELETE FROM password_credentials WHERE user_id = $1', [owner.id]);
-              await tx.query('UPDATE sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL', [
-                owner.id,
-              ]);
-            }
-          } else {
-            user = await this.#insertUser(tx, { email, name: input.name });
-          }
-          await tx.query('INSERT INTO oidc_identities (provider, subject, user_id) VALUES ($1, $2, $3)', [
-            input.provider,
-            input.subject,
-            user.id,
-          ]);
-          return user;
-        });
-      } catch (err) {
-        // Two first sign-ins racing: the loser retries and finds the winner's row.
-        if (isUniqueViolation(err) && attempt < 2) continue;
-        throw err;
-      }
-    }
+  getUser(id: string): Promise<User | null> {
+    return users.getUser(this.#db, id);
   }
 
-  async getUser(id: string): Promise<User | null> {
-    const rows = await this.#db.query<UserRow>(`SELECT ${USER_COLUMNS} FROM users WHERE id = $1`, [id]);
-    return rows[0] ? toUser(rows[0]) : null;
+  listWorkspaces(userId: string): Promise<Workspace[]> {
+    return workspaces.listWorkspaces(this.#db, userId);
   }
 
-  async listWorkspaces(userId: string): Promise<Workspace[]> {
-    const rows = await this.#db.query<{ id: string; name: string; role: 'owner' | 'member' }>(
-      `SELECT w.id, w.name, m.role FROM workspace_members m JOIN workspaces w ON w.id = m.workspace_id
-       WHERE m.user_id = $1 ORDER BY w.created_at, w.id`,
-      [userId],
-    );
-    return rows.map((r) => ({ id: r.id, name: r.name, role: r.role }));
+  setActiveWorkspace(userId: string, workspaceId: string): Promise<boolean> {
+    return workspaces.setActiveWorkspace(this.#db, userId, workspaceId);
   }
 
-  async setActiveWorkspace(userId: string, workspaceId: string): Promise<boolean> {
-    const rows = await this.#db.query(
-      `UPDATE users SET active_workspace_id = $2 WHERE id = $1
-       AND EXISTS (SELECT 1 FROM workspace_members WHERE user_id = $1 AND workspace_id = $2) RETURNING id`,
-      [userId, workspaceId],
-    );
-    return rows.length === 1;
+  createSession(input: { tokenHash: string; userId: string; expiresAt: Date }): Promise<void> {
+    return sessions.createSession(this.#db, input);
   }
 
-  async createSession(input: { tokenHash: string; userId: string; expiresAt: Date }): Promise<void> {
-    await this.#db.query('INSERT INTO sessions (token_hash, user_id, expires_at) VALUES ($1, $2, $3)', [
-      input.tokenHash,
-      input.userId,
-      input.expiresAt,
-    ]);
+  findActiveSession(tokenHash: string, now?: Date): Promise<SessionRecord | null> {
+    return sessions.findActiveSession(this.#db, tokenHash, now);
   }
 
-  async findActiveSession(tokenHash: string, now: Date = new Date()): Promise<SessionRecord | null> {
-    const rows = await this.#db.query<{ user_id: string; created_at: Date; expires_at: Date }>(
-      `SELECT user_id, created_at, expires_at FROM sessions
-       WHERE token_hash = $1 AND revoked_at IS NULL AND expires_at > $2`,
-      [tokenHash, now],
-    );
-    const r = rows[0];
-    return r ? { userId: r.user_id, createdAt: new Date(r.created_at), expiresAt: new Date(r.expires_at) } : null;
+  revokeSession(tokenHash: string): Promise<void> {
+    return sessions.revokeSession(this.#db, tokenHash);
   }
 
-  async revokeSession(tokenHash: string): Promise<void> {
-    await this.#db.query('UPDATE sessions SET revoked_at = now() WHERE token_hash = $1 AND revoked_at IS NULL', [
-      tokenHash,
-    ]);
+  purgeSessions(now?: Date): Promise<number> {
+    return sessions.purgeSessions(this.#db, now);
   }
 
-  async purgeSessions(now: Date = new Date()): Promise<number> {
-    const rows = await this.#db.query(
-      'DELETE FROM sessions WHERE expires_at <= $1 OR revoked_at <= $1 RETURNING token_hash',
-      [now],
-    );
-    return rows.length;
+  recordPayment(p: PaymentRecord): Promise<boolean> {
+    return payments.recordPayment(this.#db, p);
   }
 
-  async recordPayment(p: PaymentRecord): Promise<boolean> {
-    const rows = await this.#db.query(
-      `INSERT INTO payments (id, payer, amount, network, asset, pay_to, resource, transaction)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING RETURNING id`,
-      [p.id, p.payer, p.amount, p.network, p.asset, p.payTo, p.resource, p.transaction],
-    );
-    return rows.length === 1;
+  getPayment(id: string): Promise<(PaymentRecord & { settledAt: Date }) | null> {
+    return payments.getPayment(this.#db, id);
   }
 
-  async getPayment(id: string): Promise<(PaymentRecord & { settledAt: Date }) | null> {
-    const rows = await this.#db.query<{
-      id: string;
-      payer: string;
-      amount: string;
-      network: string;
-      asset: string;
-      pay_to: string;
-      resource: string;
-      transaction: string;
-      settled_at: Date;
-    }>('SELECT * FROM payments WHERE id = $1', [id]);
-    const r = rows[0];
-    if (!r) return null;
-    return {
-      id: r.id,
-      payer: r.payer,
-      amount: r.amount,
-      network: r.network,
-      asset: r.asset,
-      payTo: r.pay_to,
-      resource: r.resource,
-      transaction: r.transaction,
-      settledAt: new Date(r.settled_at),
-    };
+  isMember(userId: string, workspaceId: string): Promise<boolean> {
+    return workspaces.isMember(this.#db, userId, workspaceId);
   }
 
-  async isMember(userId: string, workspaceId: string): Promise<boolean> {
-    const rows = await this.#db.query('SELECT 1 FROM workspace_members WHERE user_id = $1 AND workspace_id = $2', [
-      userId,
-      workspaceId,
-    ]);
-    return rows.length === 1;
+  createFolder(input: { workspaceId: string; name: string }): Promise<Folder> {
+    return folders.createFolder(this.#db, input);
   }
 
-  async createFolder(input: { workspaceId: string; name: string }): Promise<Folder> {
-    const rows = await this.#db.query<{ id: string; workspace_id: string; name: string; created_at: Date }>(
-      'INSERT INTO folders (id, workspace_id, name) VALUES ($1, $2, $3) RETURNING *',
-      [uuidv7(), input.workspaceId, input.name],
-    );
-    const r = rows[0]!;
-    return { id: r.id, workspaceId: r.workspace_id, name: r.name, createdAt: new Date(r.created_at) };
+  getFolder(id: string): Promise<Folder | null> {
+    return folders.getFolder(this.#db, id);
   }
 
-  async getFolder(id: string): Promise<Folder | null> {
-    const rows = await this.#db.query<{ id: string; workspace_id: string; name: string; created_at: Date }>(
-      'SELECT * FROM folders WHERE id = $1',
-      [id],
-    );
-    const r = rows[0];
-    return r ? { id: r.id, workspaceId: r.workspace_id, name: r.name, createdAt: new Date(r.created_at) } : null;
+  listFolders(workspaceId: string, limit: number): Promise<Folder[]> {
+    return folders.listFolders(this.#db, workspaceId, limit);
   }
 
-  async listFolders(workspaceId: string, limit: number): Promise<Folder[]> {
-    const rows = await this.#db.query<{ id: string; workspace_id: string; name: string; created_at: Date }>(
-      'SELECT * FROM folders WHERE workspace_id = $1 ORDER BY created_at, id LIMIT $2',
-      [workspaceId, limit],
-    );
-    return rows.map((r) => ({
-      id: r.id,
-      workspaceId: r.workspace_id,
-      name: r.name,
-      createdAt: new Date(r.created_at),
-    }));
+  createVideo(input: NewVideo): Promise<Video> {
+    return videos.createVideo(this.#db, input);
   }
 
-  async createVideo(input: NewVideo): Promise<Video> {
-    const rows = await this.#db.query<VideoRow>(
-      `INSERT INTO videos (id, workspace_id, owner_id, folder_id, title, origin, visibility, hosted_video_id, guest_token_hash)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
-      [
-        uuidv7(),
-        input.workspaceId ?? null,
-        input.ownerId ?? null,
-        input.folderId ?? null,
-        input.title,
-        input.origin,
-        input.visibility ?? 'private',
-        input.hostedVideoId,
-        input.guestTokenHash ?? null,
-      ],
-    );
-    return toVideo(rows[0]!);
+  getVideo(id: string): Promise<Video | null> {
+    return videos.getVideo(this.#db, id);
   }
 
-  async getVideo(id: string): Promise<Video | null> {
-    const rows = await this.#db.query<VideoRow>('SELECT * FROM videos WHERE id = $1', [id]);
-    return rows[0] ? toVideo(rows[0]) : null;
+  listVideos(q: VideoQuery): Promise<Video[]> {
+    return videos.listVideos(this.#db, q);
   }
 
-  async listVideos(q: VideoQuery): Promise<Video[]> {
-    const col = SORT_COLUMNS[q.sortBy];
-    const where = ['workspace_id = $1'];
-    const params: unknown[] = [q.workspaceId];
-    const add = (sql: string, value: unknown) => {
-      params.push(value);
-      where.push(sql.replace('?', `$${params.length}`));
-    };
-    if (q.folderId !== undefined) add('folder_id = ?', q.folderId);
-    if (q.origin !== undefined) add('origin = ?', q.origin);
-    if (q.starred !== undefined) add('starred = ?', q.starred);
-    if (q.after) {
-      params.push(q.after.at, q.after.id);
-      where.push(`(${col}, id) < ($${params.length - 1}, $${params.length})`);
-    }
-    params.push(q.limit);
-    const rows = await this.#db.query<VideoRow>(
-      `SELECT * FROM videos WHERE ${where.join(' AND ')} ORDER BY ${col} DESC, id DESC LIMIT $${params.length}`,
-      params,
-    );
-    return rows.map(toVideo);
+  updateVideo(id: string, patch: VideoPatch): Promise<Video | null> {
+    return videos.updateVideo(this.#db, id, patch);
   }
 
-  async updateVideo(id: string, patch: VideoPatch): Promise<Video | null> {
-    const sets: string[] = [];
-    const params: unknown[] = [id];
-    for (const [key, column] of Object.entries(VIDEO_PATCH_COLUMNS) as Array<[keyof VideoPatch, string]>) {
-      if (patch[key] === undefined) continue;
-      params.push(patch[key]);
-      sets.push(`${column} = $${params.length}`);
-    }
-    sets.push("updated_at = date_trunc('milliseconds', clock_timestamp())");
-    const rows = await this.#db.query<VideoRow>(
-      `UPDATE videos SET ${sets.join(', ')} WHERE id = $1 RETURNING *`,
-      params,
-    );
-    return rows[0] ? toVideo(rows[0]) : null;
-  }
-
-  async claimGuestVideo(
+  claimGuestVideo(
     id: string,
     guestTokenHash: string,
     to: { workspaceId: string; ownerId: string },
   ): Promise<Video | null> {
-    const rows = await this.#db.query<VideoRow>(
-      `UPDATE videos SET workspace_id = $3, owner_id = $4, guest_token_hash = NULL,
-         updated_at = date_trunc('milliseconds', clock_timestamp())
-       WHERE id = $1 AND guest_token_hash = $2 AND workspace_id IS NULL RETURNING *`,
-      [id, guestTokenHash, to.workspaceId, to.ownerId],
-    );
-    return rows[0] ? toVideo(rows[0]) : null;
+    return videos.claimGuestVideo(this.#db, id, guestTokenHash, to);
   }
 
-  async deleteVideo(id: string): Promise<boolean> {
-    const rows = await this.#db.query('DELETE FROM videos WHERE id = $1 RETURNING id', [id]);
-    return rows.length === 1;
+  deleteVideo(id: string): Promise<boolean> {
+    return videos.deleteVideo(this.#db, id);
   }
 
-  async transitionCaptionStatus(
-    id: string,
-    from: CaptionStatus,
-    to: CaptionStatus,
-    error: string | null = null,
-  ): Promise<boolean> {
-    const rows = await this.#db.query(
-      `UPDATE videos SET caption_status = $3, caption_error = $4, updated_at = date_trunc('milliseconds', clock_timestamp())
-       WHERE id = $1 AND caption_status = $2 RETURNING id`,
-      [id, from, to, error],
-    );
-    return rows.length === 1;
+  transitionCaptionStatus(id: string, from: CaptionStatus, to: CaptionStatus, error?: string | null): Promise<boolean> {
+    return videos.transitionCaptionStatus(this.#db, id, from, to, error);
   }
 
-  async putCaptions(input: NewCaptions): Promise<Captions> {
-    const transcript = input.transcript ?? null;
-    return this.#db.transaction(async (tx) => {
-      const rows = await tx.query<{ updated_at: Date }>(
-        `INSERT INTO captions (video_id, vtt, srt, source, transcript) VALUES ($1, $2, $3, $4, $5::jsonb)
-         ON CONFLICT (video_id) DO UPDATE SET vtt = EXCLUDED.vtt, srt = EXCLUDED.srt, source = EXCLUDED.source,
-           transcript = EXCLUDED.transcript, updated_at = date_trunc('milliseconds', clock_timestamp())
-         RETURNING updated_at`,
-        [input.videoId, input.vtt, input.srt, input.source, transcript === null ? null : JSON.stringify(transcript)],
-      );
-      await tx.query(
-        `UPDATE videos SET caption_status = 'ready', caption_error = NULL, updated_at = date_trunc('milliseconds', clock_timestamp()) WHERE id = $1`,
-        [input.videoId],
-      );
-      return { ...input, transcript, updatedAt: new Date(rows[0]!.updated_at) };
-    });
+  putCaptions(input: NewCaptions): Promise<Captions> {
+    return captions.putCaptions(this.#db, input);
   }
 
-  async getCaptions(videoId: string): Promise<Captions | null> {
-    const rows = await this.#db.query<{
-      video_id: string;
-      vtt: string;
-      srt: string;
-      source: Captions['source'];
-      transcript: CaptionTranscript | string | null;
-      updated_at: Date;
-    }>('SELECT * FROM captions WHERE video_id = $1', [videoId]);
-    const r = rows[0];
-    return r
-      ? {
-          videoId: r.video_id,
-          vtt: r.vtt,
-          srt: r.srt,
-          source: r.source,
-          transcript: typeof r.transcript === 'string' ? JSON.parse(r.transcript) : r.transcript,
-          updatedAt: new Date(r.updated_at),
-        }
-      : null;
+  getCaptions(videoId: string): Promise<Captions | null> {
+    return captions.getCaptions(this.#db, videoId);
   }
 
-  async createProject(input: Omit<Project, 'id' | 'createdAt'>): Promise<Project> {
-    const rows = await this.#db.query<ProjectRow>(
-      `INSERT INTO projects (id, workspace_id, owner_id, title, clips) VALUES ($1, $2, $3, $4, $5::jsonb) RETURNING *`,
-      [uuidv7(), input.workspaceId, input.ownerId, input.title, JSON.stringify(input.clips)],
-    );
-    return toProject(rows[0]!);
+  createProject(input: Omit<Project, 'id' | 'createdAt'>): Promise<Project> {
+    return projects.createProject(this.#db, input);
   }
 
-  async listProjects(q: { workspaceId: string; limit: number; after?: { at: Date; id: string } }): Promise<Project[]> {
-    const params: unknown[] = [q.workspaceId, q.limit];
-    let after = '';
-    if (q.after) {
-      params.push(q.after.at, q.after.id);
-      after = 'AND (created_at, id) < ($3, $4)';
-    }
-    const rows = await this.#db.query<ProjectRow>(
-      `SELECT * FROM projects WHERE workspace_id = $1 ${after} ORDER BY created_at DESC, id DESC LIMIT $2`,
-      params,
-    );
-    return rows.map(toProject);
+  listProjects(q: { workspaceId: string; limit: number; after?: { at: Date; id: string } }): Promise<Project[]> {
+    return projects.listProjects(this.#db, q);
   }
 
-  async createUpload(input: Omit<UploadRecord, 'completedAt'>): Promise<UploadRecord> {
-    const rows = await this.#db.query<UploadRow>(
-      'INSERT INTO uploads (id, video_id, max_bytes, expires_at) VALUES ($1, $2, $3, $4) RETURNING *',
-      [input.id, input.videoId, input.maxBytes, input.expiresAt],
-    );
-    return toUpload(rows[0]!);
+  createUpload(input: Omit<UploadRecord, 'completedAt'>): Promise<UploadRecord> {
+    return uploads.createUpload(this.#db, input);
   }
 
-  async getUpload(id: string): Promise<UploadRecord | null> {
-    const rows = await this.#db.query<UploadRow>('SELECT * FROM uploads WHERE id = $1', [id]);
-    return rows[0] ? toUpload(rows[0]) : null;
+  getUpload(id: string): Promise<UploadRecord | null> {
+    return uploads.getUpload(this.#db, id);
   }
 
-  async completeUpload(id: string, at: Date = new Date()): Promise<boolean> {
-    const rows = await this.#db.query(
-      'UPDATE uploads SET completed_at = $2 WHERE id = $1 AND completed_at IS NULL RETURNING id',
-      [id, at],
-    );
-    return rows.length === 1;
+  completeUpload(id: string, at?: Date): Promise<boolean> {
+    return uploads.completeUpload(this.#db, id, at);
   }
 
-  async listExpiredUploads(now: Date, limit: number): Promise<UploadRecord[]> {
-    const rows = await this.#db.query<UploadRow>(
-      'SELECT * FROM uploads WHERE completed_at IS NULL AND expires_at < $1 ORDER BY expires_at LIMIT $2',
-      [now, limit],
-    );
-    return rows.map(toUpload);
+  listExpiredUploads(now: Date, limit: number): Promise<UploadRecord[]> {
+    return uploads.listExpiredUploads(this.#db, now, limit);
   }
 
-  async listGuestVideosBefore(before: Date, limit: number): Promise<Video[]> {
-    const rows = await this.#db.query<VideoRow>(
-      'SELECT * FROM videos WHERE guest_token_hash IS NOT NULL AND created_at < $1 ORDER BY created_at LIMIT $2',
-      [before, limit],
-    );
-    return rows.map(toVideo);
+  listGuestVideosBefore(before: Date, limit: number): Promise<Video[]> {
+    return videos.listGuestVideosBefore(this.#db, before, limit);
   }
 
   close(): Promise<void> {

@@ -8,7 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_DATABASE_URL as PG_URL } from '../../test-support/services.ts';
 import { pgClient, pgliteClient } from './drivers.ts';
 import { uuidv7 } from './ids.ts';
-import { MIGRATIONS, migrate, type SqlClient, SqlStorage } from './sql.ts';
+import type { SqlClient } from './sql/client.ts';
+import { MIGRATIONS, migrate } from './sql/migrations.ts';
+import { SqlStorage } from './sql.ts';
 
 interface Backend {
   name: string;
