@@ -196,7 +196,8 @@ Napi::Value Model::WindowBytes(const Napi::CallbackInfo& info) {
   if (!ctx_) return env.Undefined();
   const bool slotted = batcher_ != nullptr && whisper_batcher_get_params(batcher_).attention == "slotted";
   const bool shared = batcher_ != nullptr && whisper_batcher_get_params(batcher_).share_compute;
-  const whisper_batch_window_bytes b = whisper_batcher_window_bytes(ctx_.get(), slotted, shared);
+  whisper_batch_window_bytes b = whisper_batcher_window_bytes(ctx_.get(), slotted, shared);
+  if (shared) b.shared *= static_cast<size_t>(whisper_batcher_get_params(batcher_).compute_sets);
   Napi::Object o = Napi::Object::New(env);
   o.Set("perWindow", static_cast<double>(b.per_window));
   o.Set("shared", static_cast<double>(b.shared));

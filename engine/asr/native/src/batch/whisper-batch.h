@@ -49,6 +49,10 @@ struct whisper_batcher_params {
   // DTW pass, language detection), one pass at a time. A window then costs its caches alone, not a
   // whole whisper_state. False: every state reserves its own, as whisper.cpp does.
   bool share_compute = true;
+  // How many sets it lends at once: passes beyond that wait for one. 0: auto, 1 on a GPU (the batched
+  // encoder takes the encoder passes; DTW and detection are short) and on the CPU as many as the batch
+  // and the machine's cores allow, so windows still encode side by side there.
+  int compute_sets = 0;
 };
 
 // A call's cancellation poll (WhisperBatchScope): true once the call should stop. Read by the call while
@@ -99,7 +103,8 @@ void whisper_batcher_test_release(whisper_batcher* b);
 // `shared_compute`: the states borrow the batcher's compute buffers, so a window costs its caches only.
 int whisper_batcher_auto_size(whisper_context* ctx, int cpu_default, int max_size, bool slotted, bool shared_compute);
 // Bytes one more window in flight holds in whisper.cpp's buffers (its caches, plus its compute buffers
-// unless shared), and the batcher's fixed share (the lent compute set), from the allocator's sizes.
+// unless shared), and one compute set that a batcher lends (its fixed share is compute_sets of them),
+// from the allocator's sizes.
 struct whisper_batch_window_bytes {
   size_t per_window = 0;
   size_t shared = 0;
