@@ -104,9 +104,17 @@ function cannon(port: number): Promise<{ rps: number; p99: number; non2xx: numbe
   });
 }
 
+/** The node arguments of `npm start`, read from package.json, so the service runs as it does there. */
+function npmStartArgs(): string[] {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const [command, ...args] = pkg.scripts.start.split(/\s+/);
+  if (command !== 'node') throw new Error(`npm start runs ${command}, not node: ${pkg.scripts.start}`);
+  return args;
+}
+
 const dataDir = await mkdtemp(join(tmpdir(), 'api-overhead-'));
 const service = await start(
-  ['api/server.ts'],
+  npmStartArgs(),
   { PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info' },
   /Server listening at http:\/\/127\.0\.0\.1:(\d+)/,
 );
