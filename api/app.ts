@@ -26,6 +26,7 @@ import { resolveOwnMedia } from './media/own-media.ts';
 import { Metrics, type PaymentOutcome } from './metrics.ts';
 import { openaiRoutes } from './openai/routes.ts';
 import { AuthLimiter, registerRateLimit } from './ratelimit.ts';
+import { lazyChildLogger } from './request-logger.ts';
 import { type AgentOptions, agentRoutes } from './routes/agent.ts';
 import { appPageRoutes } from './routes/app-page.ts';
 import { captionRoutes } from './routes/captions.ts';
@@ -96,6 +97,8 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     // its cost (benchmarks/results/api-overhead.json). Errors are still logged. (Not a route
     // `logLevel`: that makes pino rebuild a child logger's methods on every request.)
     logController: new LogController({ disableRequestLogging: (req) => isHealthUrl(req.url) }),
+    // A request's pino child is made when it first logs, which a health probe never does.
+    ...(deps.logger ? { childLoggerFactory: lazyChildLogger } : {}),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   });
   // First, so that every route registered after it joins the discovery documents.

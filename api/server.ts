@@ -4,6 +4,9 @@
  * configured, builds the app and serves it; closes everything on SIGTERM/SIGINT.
  */
 
+// Before any full garbage collection (api/tick-maps.ts): `npm start` preloads it; this import
+// covers `node api/server.ts` run directly.
+import './tick-maps.ts';
 import { Redis } from 'ioredis';
 import { ensureAddon } from '../engine/asr/native/ensure.ts';
 import { asEngineError } from '../engine/errors.ts';

@@ -4,16 +4,21 @@
  * (its own process too) in interleaved rounds so the machine's load falls on both alike.
  *
  *   node benchmarks/api-overhead.ts [--rounds 5] [--duration 8] [--connections 20] [--out FILE]
+ *                                    [--also NAME=DIR ...]
+ *
+ * `--also` adds the service from another checkout (DIR, with its own node_modules, e.g. an older
+ * commit's `git archive` with this one's node_modules linked in) to the same interleaved rounds: on
+ * a shared machine, two separate runs differ by more than most changes do.
  *
  * The service runs with its defaults (PGlite under a temporary DATA_DIR, in-memory limits,
  * LOG_LEVEL=info as `npm start` leaves it); nothing in it is switched off for the measurement.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { autocannon, npmStartArgs, ROOT, SERVICE_READY, type Server, startServer, stopServers } from './lib/servers.ts';
 
 const { values } = parseArgs({
   options: {
@@ -21,10 +26,9 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '8' },
     connections: { type: 'string', default: '20' },
     out: { type: 'string' },
+    also: { type: 'string', multiple: true, default: [] },
   },
 });
-const ROOT = resolve(import.meta.dirname, '..');
-const AUTOCANNON = join(ROOT, 'node_modules/autocannon/autocannon.js');
 
 /** The bare peer: one route, the service's exact body, no plugins, no logger. */
 const BARE = `
@@ -34,34 +38,6 @@ app.get('/api/health', async () => ({ status: 'ok', service: 'transcribe-api' })
 await app.listen({ port: 0, host: '127.0.0.1' });
 console.log('listening ' + app.server.address().port);
 `;
-
-function start(
-  args: string[],
-  env: Record<string, string>,
-  ready: RegExp,
-): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, args, {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return new Promise((resolvePort, reject) => {
-    let out = '';
-    const onData = (b: Buffer) => {
-      out += b.toString();
-      const m = ready.exec(out);
-      if (m) {
-        // Keep draining the log so a full pipe never stalls the server.
-        child.stdout!.removeListener('data', onData);
-        child.stdout!.resume();
-        resolvePort({ child, port: Number(m[1]) });
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.resume();
-    child.once('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
-  });
-}
 
 /** CPU seconds (user, system) a process has used so far, from /proc (Linux). */
 function cpuSec(pid: number): { user: number; sys: number } {
@@ -74,7 +50,7 @@ function cpuSec(pid: number): { user: number; sys: number } {
  * One autocannon run, with the server's CPU time per request: on a machine shared with other
  * work, req/s follows whatever else runs, while the CPU a request costs the server does not.
  */
-async function measure(server: { child: ChildProcess; port: number }) {
+async function measure(server: Server) {
   const before = cpuSec(server.child.pid!);
   const r = await cannon(server.port);
   const after = cpuSec(server.child.pid!);
@@ -85,32 +61,27 @@ async function measure(server: { child: ChildProcess; port: number }) {
   return { ...r, cpuUsPerReq: userUsPerReq + sysUsPerReq, userUsPerReq, sysUsPerReq };
 }
 
-function cannon(port: number): Promise<{ rps: number; p99: number; non2xx: number; total: number }> {
-  return new Promise((ok, fail) => {
-    execFile(
-      process.execPath,
-      [AUTOCANNON, '-j', '-c', values.connections!, '-d', values.duration!, `http://127.0.0.1:${port}/api/health`],
-      { maxBuffer: 16 << 20 },
-      (err, stdout) => {
-        if (err) return fail(err);
-        const r = JSON.parse(stdout) as {
-          requests: { average: number; total: number };
-          latency: { p99: number };
-          non2xx: number;
-        };
-        ok({ rps: r.requests.average, p99: r.latency.p99, non2xx: r.non2xx, total: r.requests.total });
-      },
-    );
-  });
+function cannon(port: number) {
+  return autocannon(port, { connections: values.connections!, duration: values.duration! });
 }
 
-const dataDir = await mkdtemp(join(tmpdir(), 'api-overhead-'));
-const service = await start(
-  ['api/server.ts'],
-  { PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info' },
-  /Server listening at http:\/\/127\.0\.0\.1:(\d+)/,
-);
-const bare = await start(['--input-type=module', '-e', BARE], {}, /listening (\d+)/);
+const dataDirs: string[] = [];
+/** The service of the checkout at `dir`, as its `npm start` runs it, with a data directory of its own. */
+async function startService(dir: string) {
+  const dataDir = await mkdtemp(join(tmpdir(), 'api-overhead-'));
+  dataDirs.push(dataDir);
+  return startServer(npmStartArgs(dir), { PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info' }, SERVICE_READY, dir);
+}
+
+const also = values.also!.map((spec) => {
+  const eq = spec.indexOf('=');
+  if (eq < 1) throw new Error(`--also wants NAME=DIR, got ${spec}`);
+  return { name: spec.slice(0, eq), dir: resolve(spec.slice(eq + 1)) };
+});
+const alsoRounds: Record<string, Array<Awaited<ReturnType<typeof measure>>>> = {};
+let service: Server;
+let bare: Server;
+const others: Array<{ name: string; server: Server }> = [];
 const rounds: Array<{
   service: number;
   bare: number;
@@ -125,13 +96,30 @@ const rounds: Array<{
   bareSysUsPerReq: number;
 }> = [];
 try {
+  service = await startService(ROOT);
+  bare = await startServer(['--input-type=module', '-e', BARE], {}, /listening (\d+)/);
+  for (const { name, dir } of also) {
+    others.push({ name, server: await startService(dir) });
+    alsoRounds[name] = [];
+  }
   // Warm-up: JIT and connection set-up, not counted.
-  await cannon(service.port);
-  await cannon(bare.port);
+  for (const server of [service, bare, ...others.map((o) => o.server)]) await cannon(server.port);
   for (let r = 0; r < Number(values.rounds); r++) {
-    const s = await measure(service);
-    const b = await measure(bare);
-    if (s.non2xx > 0 || b.non2xx > 0) throw new Error(`non-2xx answers: service ${s.non2xx}, bare ${b.non2xx}`);
+    let s!: Awaited<ReturnType<typeof measure>>;
+    let b!: Awaited<ReturnType<typeof measure>>;
+    // Each round in a turned order, so that no server always runs first after a pause.
+    const order: Array<() => Promise<unknown>> = [
+      async () => (s = await measure(service)),
+      async () => (b = await measure(bare)),
+      ...others.map(
+        ({ name, server }) =>
+          async () =>
+            alsoRounds[name]!.push(await measure(server)),
+      ),
+    ];
+    for (let i = 0; i < order.length; i++) await order[(i + r) % order.length]!();
+    const non2xx = [s, b, ...others.map(({ name }) => alsoRounds[name]!.at(-1)!)].some((x) => x.non2xx > 0);
+    if (non2xx) throw new Error(`non-2xx answers in round ${r + 1}`);
     rounds.push({
       service: s.rps,
       bare: b.rps,
@@ -145,17 +133,17 @@ try {
       serviceSysUsPerReq: s.sysUsPerReq,
       bareSysUsPerReq: b.sysUsPerReq,
     });
+    const extra = others.map(({ name }) => {
+      const x = alsoRounds[name]!.at(-1)!;
+      return `, ${name} ${x.rps.toFixed(0)} req/s ${x.cpuUsPerReq.toFixed(1)} us CPU/req`;
+    });
     process.stderr.write(
-      `round ${r + 1}: service ${s.rps.toFixed(0)} req/s ${s.cpuUsPerReq.toFixed(1)} us CPU/req (user ${s.userUsPerReq.toFixed(1)}), bare ${b.rps.toFixed(0)} req/s ${b.cpuUsPerReq.toFixed(1)} us CPU/req (user ${b.userUsPerReq.toFixed(1)}), ${(s.rps / b.rps).toFixed(3)}x\n`,
+      `round ${r + 1}: service ${s.rps.toFixed(0)} req/s ${s.cpuUsPerReq.toFixed(1)} us CPU/req (user ${s.userUsPerReq.toFixed(1)}), bare ${b.rps.toFixed(0)} req/s ${b.cpuUsPerReq.toFixed(1)} us CPU/req (user ${b.userUsPerReq.toFixed(1)}), ${(s.rps / b.rps).toFixed(3)}x${extra.join('')}\n`,
     );
   }
 } finally {
-  service.child.kill('SIGTERM');
-  bare.child.kill('SIGTERM');
-  await Promise.all(
-    [service, bare].map(({ child }) => new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)))),
-  );
-  await rm(dataDir, { recursive: true, force: true });
+  await stopServers();
+  for (const dir of dataDirs) await rm(dir, { recursive: true, force: true });
 }
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -164,7 +152,8 @@ const median = (xs: number[]) => {
 const sum = (f: (x: (typeof rounds)[number]) => number) => rounds.reduce((a, x) => a + f(x), 0);
 const result = {
   what: 'GET /api/health req/s: npm start (all hooks, limiter, logging) vs a bare Fastify route with the same body',
-  command: `node benchmarks/api-overhead.ts --rounds ${values.rounds} --duration ${values.duration} --connections ${values.connections}`,
+  command: `node benchmarks/api-overhead.ts --rounds ${values.rounds} --duration ${values.duration} --connections ${values.connections}${also.map((a) => ` --also ${a.name}=${a.dir}`).join('')}`,
+  service: `node ${npmStartArgs(ROOT).join(' ')}`,
   machine: {
     cpus: cpus().length,
     cpuModel: cpus()[0]?.model,
@@ -190,6 +179,27 @@ const result = {
   bareUserUsPerReq: Math.round(median(rounds.map((r) => r.bareUserUsPerReq)) * 10) / 10,
   serviceSysUsPerReq: Math.round(median(rounds.map((r) => r.serviceSysUsPerReq)) * 10) / 10,
   bareSysUsPerReq: Math.round(median(rounds.map((r) => r.bareSysUsPerReq)) * 10) / 10,
+  // The checkouts of `--also`, measured in the same rounds: the same medians, against the same bare route.
+  also: Object.fromEntries(
+    also.map(({ name, dir }) => {
+      const xs = alsoRounds[name]!;
+      const round1 = (x: number) => Math.round(x * 10) / 10;
+      return [
+        name,
+        {
+          dir,
+          rps: xs.map((x) => Math.round(x.rps)),
+          medianRatio: Math.round(median(xs.map((x, i) => x.rps / rounds[i]!.bare)) * 1000) / 1000,
+          cpuUsPerReq: round1(median(xs.map((x) => x.cpuUsPerReq))),
+          cpuRatio:
+            Math.round((median(rounds.map((r) => r.bareCpuUsPerReq)) / median(xs.map((x) => x.cpuUsPerReq))) * 1000) /
+            1000,
+          userUsPerReq: round1(median(xs.map((x) => x.userUsPerReq))),
+          sysUsPerReq: round1(median(xs.map((x) => x.sysUsPerReq))),
+        },
+      ];
+    }),
+  ),
 };
 const text = `${JSON.stringify(result, null, 2)}\n`;
 if (values.out) await writeFile(values.out, text);
