@@ -19,12 +19,11 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { addonCmakeArgs } from './addon-cmake-args.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const require = createRequire(join(root, 'package.json'));
 
 /** The tests whose threads the batcher and the abort paths run on. */
 const TESTS = ['scripts/tsan/batch-abort.tsan.ts', 'engine/asr/batch-abort.test.ts'];
@@ -54,23 +53,12 @@ const buildOnly = argv.includes('--build-only');
 const dash = argv.indexOf('--');
 const vitestArgs = dash >= 0 ? argv.slice(dash + 1) : TESTS;
 
-const whisperDir = join(root, 'node_modules/nodejs-whisper/cpp/whisper.cpp');
 const buildDir = join(root, 'build/cmake-tsan');
 const outDir = join(root, 'build/addon-tsan');
 const flags = '-fsanitize=thread -g -O1 -fno-omit-frame-pointer';
 const started = Date.now();
 let rc = run('cmake', [
-  '-S',
-  join(root, 'engine/asr/native'),
-  '-B',
-  buildDir,
-  '-G',
-  'Ninja',
-  '-DCMAKE_BUILD_TYPE=RelWithDebInfo',
-  `-DWHISPER_SOURCE_DIR=${whisperDir}`,
-  `-DNODE_API_HEADERS_DIR=${(require('node-api-headers') as { include_dir: string }).include_dir}`,
-  `-DNODE_ADDON_API_DIR=${dirname(require.resolve('node-addon-api/napi.h'))}`,
-  `-DADDON_OUTPUT_DIR=${outDir}`,
+  ...addonCmakeArgs(root, { buildDir, outDir, buildType: 'RelWithDebInfo' }),
   '-DGGML_CUDA=OFF',
   '-DGGML_NATIVE=ON',
   '-DGGML_OPENMP=OFF',
