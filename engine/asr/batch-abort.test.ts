@@ -17,6 +17,10 @@ import { type AsrResult, type TranscribeOptions, WhisperModel } from './index.ts
 import { decodePcm, syntheticTiny } from './test-support.ts';
 
 const OPTS: TranscribeOptions = { language: 'en', rawTokens: true, wordTimestamps: true, temperatureIncrement: 0 };
+/** scripts/tsan.ts runs this file on the ThreadSanitizer build too, where everything is 5-15x slower. */
+const TSAN = process.env.WHISPER_ADDON_TSAN !== undefined;
+const TIMEOUT = TSAN ? 1_800_000 : 300_000;
+const POLL = { timeout: TSAN ? 900_000 : 120_000 };
 
 let modelPath: string;
 let long: Float32Array;
@@ -34,7 +38,7 @@ beforeAll(async () => {
   } finally {
     await solo.close();
   }
-}, 300_000);
+}, TIMEOUT);
 
 afterAll(() => undefined);
 
@@ -60,7 +64,7 @@ describe('cancelling a batched window', () => {
       const cancelled = model.transcribe(long, { ...OPTS, threads: 1 }, { signal: ac.signal });
       const other = model.transcribe(short, { ...OPTS, threads: 1 });
       // Both windows encode alone (encodeBatch 1), then queue their first decoder step, which waits.
-      await expect.poll(() => model.batchStats()?.pendingSteps, { timeout: 120_000 }).toBe(2);
+      await expect.poll(() => model.batchStats()?.pendingSteps, POLL).toBe(2);
       ac.abort();
       await expect(cancelled).rejects.toMatchObject({ code: 'ABORTED' });
       const left = model.batchStats()!;
@@ -77,7 +81,7 @@ describe('cancelling a batched window', () => {
     } finally {
       await model.close();
     }
-  }, 300_000);
+  }, TIMEOUT);
 
   it('while its encoder pass is queued: it leaves before the batched encoder runs, and the other is unchanged', async () => {
     const model = await heldModel(2);
@@ -86,7 +90,7 @@ describe('cancelling a batched window', () => {
       const ac = new AbortController();
       const cancelled = model.transcribe(long, { ...OPTS, threads: 1 }, { signal: ac.signal });
       const other = model.transcribe(short, { ...OPTS, threads: 1 });
-      await expect.poll(() => model.batchStats()?.pendingEncodes, { timeout: 120_000 }).toBe(2);
+      await expect.poll(() => model.batchStats()?.pendingEncodes, POLL).toBe(2);
       ac.abort();
       await expect(cancelled).rejects.toMatchObject({ code: 'ABORTED' });
       const left = model.batchStats()!;
@@ -101,14 +105,14 @@ describe('cancelling a batched window', () => {
     } finally {
       await model.close();
     }
-  }, 300_000);
+  }, TIMEOUT);
 
   it('both windows cancelled while queued: both leave, and the model serves the next call', async () => {
     const model = await heldModel(2);
     try {
       const ac = new AbortController();
       const calls = [long, short].map((pcm) => model.transcribe(pcm, { ...OPTS, threads: 1 }, { signal: ac.signal }));
-      await expect.poll(() => model.batchStats()?.pendingEncodes, { timeout: 120_000 }).toBe(2);
+      await expect.poll(() => model.batchStats()?.pendingEncodes, POLL).toBe(2);
       ac.abort();
       for (const c of calls) await expect(c).rejects.toMatchObject({ code: 'ABORTED' });
       expect(model.batchStats()).toMatchObject({ encodeGraphs: 0, steps: 0, cancelledWaiting: 2, pendingEncodes: 0 });
@@ -118,5 +122,5 @@ describe('cancelling a batched window', () => {
     } finally {
       await model.close();
     }
-  }, 300_000);
+  }, TIMEOUT);
 });
