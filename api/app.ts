@@ -11,6 +11,7 @@ import swagger from '@fastify/swagger';
 import { HTTPFacilitatorClient } from '@x402/core/http';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import type { Redis } from 'ioredis';
+import { batchSelfChecks } from '../engine/index.ts';
 import { Admission } from './admission.ts';
 import { type AttemptStore, MemoryAttemptStore, RedisAttemptStore } from './attempts.ts';
 import { OidcClient } from './auth/oidc.ts';
@@ -44,6 +45,7 @@ import { GuestQuota, GuestUploads, WorkLanes } from './work-lanes.ts';
 import { MemoryNonceLock, type NonceLock, RedisNonceLock } from './x402/nonce-lock.ts';
 
 export const SERVICE_NAME = 'transcribe-api';
+const HEALTHY = { status: 'ok', service: SERVICE_NAME } as const;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -175,12 +177,44 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
           200: {
             type: 'object',
             required: ['status', 'service'],
-            properties: { status: { type: 'string', enum: ['ok'] }, service: { type: 'string' } },
+            properties: {
+              status: { type: 'string', enum: ['ok'] },
+              service: { type: 'string' },
+              batching: {
+                type: 'array',
+                description:
+                  "Where a batched model runs in this process: each batched setup's self-check verdict. " +
+                  "'fell-back': batching gave other tokens than decoding alone on this backend, so that " +
+                  "setup decodes unbatched (slower, still right); 'inconclusive': checked again at the next load.",
+                items: {
+                  type: 'object',
+                  required: ['setup', 'backend', 'status', 'differences'],
+                  properties: {
+                    setup: { type: 'string' },
+                    backend: { type: 'string' },
+                    status: { type: 'string', enum: ['verified', 'fell-back', 'inconclusive'] },
+                    differences: { type: 'array', items: { type: 'string' } },
+                  },
+                },
+              },
+            },
           },
         },
       },
     },
-    async () => ({ status: 'ok', service: SERVICE_NAME }),
+    async () => {
+      const checks = batchSelfChecks();
+      if (checks.length === 0) return HEALTHY;
+      return {
+        ...HEALTHY,
+        batching: checks.map((v) => ({
+          setup: v.key,
+          backend: v.backend,
+          status: v.status,
+          differences: v.differences,
+        })),
+      };
+    },
   );
 
   // Sign-in and share-password attempts: shared by every instance when Redis is there.

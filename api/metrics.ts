@@ -7,13 +7,14 @@
  * - the queue's depth and jobs in flight, by queue kind, and the API's transcriptions in flight;
  * - audio seconds transcribed and the real-time factor (wall time over audio time, queue wait included);
  * - batch occupancy (windows per decoder step), encoder ms per window and model load time, where
- *   the model runs in this process;
+ *   the model runs in this process, and the batched decoder's self-check verdicts there;
  * - x402 payments verified, settled and refused;
  * - Node's default process metrics.
  */
 
 import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { batchSelfChecks } from '../engine/index.ts';
 import type { Transcriber } from './transcriber.ts';
 
 export type PaymentOutcome = 'verified' | 'settled' | 'refused';
@@ -106,6 +107,18 @@ export class Metrics {
       collect() {
         const b = engineStats?.batch;
         if (b && b.encodes > 0) this.set(b.encodeMs / b.encodes);
+      },
+    });
+    new Gauge({
+      name: 'batch_self_check',
+      help:
+        "The batched decoder's self-check per batched setup in this process (engine/asr/README.md, " +
+        '"Self-check"): 1 for the setup\'s status (verified, fell-back: it decodes unbatched, inconclusive).',
+      labelNames: ['setup', 'backend', 'status'],
+      registers,
+      collect() {
+        this.reset();
+        for (const v of batchSelfChecks()) this.set({ setup: v.key, backend: v.backend, status: v.status }, 1);
       },
     });
     // The depth gauge's collect runs first (registration order), so the engine gauges read fresh stats.

@@ -50,6 +50,13 @@ afterAll(async () => {
 });
 
 describe('transcribe CLI', () => {
+  it('--self-check --model synthetic-tiny: batching verified, exit 0', async () => {
+    const r = await transcribe(['--self-check', '--model', 'synthetic-tiny']);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toMatch(/^batching verified \(cpu, per-call attention, encoder batch 4, model synthetic-tiny\)/);
+    expect(r.code).toBe(0);
+  }, 300_000);
+
   it("npx transcribe --help: usage on stdout and no npm warning about the project's own config", async () => {
     const r = await new Promise<Result>((done) => {
       execFile('npm', ['exec', '--offline', '--', 'transcribe', '--help'], { cwd: ROOT }, (err, stdout, stderr) => {
@@ -179,6 +186,15 @@ describe('transcribe CLI', () => {
       expect(prompt.stderr).toMatch(
         /^error: USAGE --prompt: The prompt is 1000 bytes; whisper's prompt window is 224 tokens/m,
       );
+    });
+
+    it('--self-check with a <file-or-url> or a batch of 1 → usage error, exit 2', async () => {
+      const withFile = await transcribe(['--self-check', JFK.wav]);
+      expect(withFile.code).toBe(2);
+      expect(withFile.stderr).toMatch(/^error: USAGE --self-check takes no <file-or-url>/m);
+      const one = await transcribe(['--self-check', '--batch-size', '1']);
+      expect(one.code).toBe(2);
+      expect(one.stderr).toMatch(/^error: USAGE --self-check needs a --batch-size of at least 2/m);
     });
 
     it('a real model that is not on disk, offline → MODEL_NOT_AVAILABLE naming what and where', async () => {

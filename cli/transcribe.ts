@@ -2,10 +2,13 @@
  * `npx transcribe <file-or-url>`: the engine on the command line.
  * Output goes to stdout (or --out FILE, written atomically); progress to stderr on a
  * terminal only; on failure `error: <CODE> <message>` on stderr and a non-zero exit.
+ * `npx transcribe --self-check --model NAME`: the batched decoder's self-check, its verdict on
+ * stdout; exit 0 verified, 3 fell back to unbatched decoding, 1 on error.
  */
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
+import { WhisperModel } from '../engine/asr/index.ts';
 import { ensureAddon } from '../engine/asr/native/ensure.ts';
 import { type CaptionFormat, render } from '../engine/captions/index.ts';
 import { asEngineError } from '../engine/errors.ts';
@@ -14,7 +17,13 @@ import { DEFAULT_MODEL, resolveModel } from '../models/index.ts';
 import type { CliErrorCode } from './errors.ts';
 import { createProgressBar } from './progress.ts';
 
+/** --self-check's batch: enough windows in flight to share steps and encoder graphs. */
+const SELF_CHECK_BATCH = 4;
+/** --self-check's exit status when batched decoding differed and the process fell back. */
+const EXIT_FELL_BACK = 3;
+
 const USAGE = `usage: transcribe <file-or-url> [options]
+       transcribe --self-check [--model NAME|PATH] [--batch-size N] [--threads N]
 
   --model NAME|PATH       model name from the manifest, a synthetic-* model, or a ggml file (default ${DEFAULT_MODEL})
   --language xx           ISO-639-1 hint (default: detect)
@@ -31,6 +40,8 @@ const USAGE = `usage: transcribe <file-or-url> [options]
   --max-duration SEC      refuse media longer than this (default 14400)
   --models-dir DIR        model cache directory
   --offline               never download a model; fail with MODEL_NOT_AVAILABLE instead
+  --self-check            decode the batched decoder's canary alone and batched (B = --batch-size,
+                          default ${SELF_CHECK_BATCH}) and print the verdict: exit 0 verified, 3 fell back, 1 error
   -h, --help`;
 
 const FORMATS = new Set<CaptionFormat>(['json', 'vtt', 'srt', 'txt']);
@@ -64,6 +75,8 @@ export async function main(argv: string[]): Promise<number> {
   process.once('SIGTERM', onSigint);
   const bar = createProgressBar();
   try {
+    await ensureAddon({ log: (line) => process.stderr.write(`transcribe: ${line}\n`), signal: abort.signal });
+    if (args.selfCheck) return await selfCheck(args.values, abort.signal);
     const { values, source } = args;
     const model = await resolveModel(values.model ?? DEFAULT_MODEL, {
       cacheDir: values['models-dir'],
@@ -72,7 +85,6 @@ export async function main(argv: string[]): Promise<number> {
       onProgress: ({ received, total }) =>
         bar.update('model', total ? received / total : undefined, `${(received / 1e6).toFixed(0)} MB`),
     });
-    await ensureAddon({ log: (line) => process.stderr.write(`transcribe: ${line}\n`), signal: abort.signal });
     const engine = await createEngine({
       modelPath: model.path,
       threads: values.threads ?? Math.min(4, availableParallelism()),
@@ -125,6 +137,48 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+/** Loads the model batched (decoder and encoder) so that its self-check runs, and prints the verdict. */
+async function selfCheck(values: Exclude<ReturnType<typeof parse>, 'help'>['values'], signal: AbortSignal) {
+  const resolved = await resolveModel(values.model ?? DEFAULT_MODEL, {
+    cacheDir: values['models-dir'],
+    download: !values.offline,
+    signal,
+  });
+  const batchSize = typeof values['batch-size'] === 'number' ? values['batch-size'] : SELF_CHECK_BATCH;
+  const model = await WhisperModel.load(
+    resolved.path,
+    // A long encoder gather puts the canary windows in one encoder graph, hence in lockstep, even on
+    // a busy machine; the check is about equality, so the wait costs nothing that matters.
+    { batchSize, encodeBatch: batchSize, batchThreads: values.threads, encodeGatherMs: 2000 },
+    { signal },
+  );
+  try {
+    const v = model.selfCheck;
+    if (v === undefined) throw new Error('the model loaded unbatched; nothing to check');
+    const where = `${v.backend}, ${v.batchAttention} attention, encoder batch ${v.encodeBatch}, model ${values.model ?? DEFAULT_MODEL}`;
+    if (v.status === 'verified') {
+      process.stdout.write(
+        `batching verified (${where}): the canary decodes the same alone and batched (${v.ms} ms)\n`,
+      );
+      return 0;
+    }
+    if (v.status === 'inconclusive') {
+      const code: CliErrorCode = 'SELF_CHECK_INCONCLUSIVE';
+      process.stderr.write(
+        `error: ${code} the canary windows never shared a batched step (${where}); run it again on a quieter machine\n`,
+      );
+      return 1;
+    }
+    process.stdout.write(
+      `batching FELL BACK to unbatched decoding (${where}): ${v.differences.length} difference(s)\n` +
+        v.differences.map((d) => `  ${d}\n`).join(''),
+    );
+    return EXIT_FELL_BACK;
+  } finally {
+    await model.close();
+  }
+}
+
 function parse(argv: string[]) {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -145,11 +199,14 @@ function parse(argv: string[]) {
       'max-duration': { type: 'string' },
       'models-dir': { type: 'string' },
       offline: { type: 'boolean' },
+      'self-check': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) return 'help' as const;
-  if (positionals.length !== 1) throw new UsageError('expected exactly one <file-or-url>');
+  const selfCheck = values['self-check'] === true;
+  if (selfCheck && positionals.length > 0) throw new UsageError('--self-check takes no <file-or-url>');
+  if (!selfCheck && positionals.length !== 1) throw new UsageError('expected exactly one <file-or-url>');
   const format = values.format as CaptionFormat;
   if (!FORMATS.has(format)) throw new UsageError(`--format must be one of ${[...FORMATS].join(', ')}`);
   if (values.language !== undefined && !/^[a-z]{2,3}$|^auto$/.test(values.language)) {
@@ -164,7 +221,11 @@ function parse(argv: string[]) {
   }
   const maxDuration = values['max-duration'] === undefined ? undefined : Number(values['max-duration']);
   if (maxDuration !== undefined && !(maxDuration > 0)) throw new UsageError('--max-duration must be > 0 seconds');
+  if (selfCheck && values['batch-size'] !== undefined && !(Number(values['batch-size']) >= 2)) {
+    throw new UsageError('--self-check needs a --batch-size of at least 2');
+  }
   return {
+    selfCheck,
     source: positionals[0] as string,
     values: {
       ...values,

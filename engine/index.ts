@@ -17,7 +17,13 @@ import type { AsrOptions, RunOptions, Transcript } from './types.ts';
 import { SileroVad } from './vad/silero.ts';
 import { type SpeechDetector, WhisperCppVad } from './vad/whisper-vad.ts';
 
-export { checkPrompt, PROMPT_MAX_BYTES, PROMPT_MAX_TOKENS } from './asr/index.ts';
+export {
+  batchSelfChecks,
+  checkPrompt,
+  PROMPT_MAX_BYTES,
+  PROMPT_MAX_TOKENS,
+  type SelfCheckVerdict,
+} from './asr/index.ts';
 export type { EngineErrorCode } from './errors.ts';
 export { EngineError, ERROR_CODES, isEngineError } from './errors.ts';
 export { extractThumbnail, type MediaInfo, mediaContentType, probeMedia } from './media/probe.ts';

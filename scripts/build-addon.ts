@@ -14,14 +14,13 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { writeAddonStamp } from '../engine/asr/native/ensure.ts';
+import { addonCmakeArgs } from './addon-cmake-args.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const require = createRequire(join(root, 'package.json'));
 
 function fail(message: string): never {
   console.error(`build-addon: ${message}`);
@@ -80,8 +79,6 @@ const whisperDir = join(root, 'node_modules/nodejs-whisper/cpp/whisper.cpp');
 if (!existsSync(join(whisperDir, 'include/whisper.h'))) {
   fail(`whisper.cpp source tree not found at ${whisperDir} (is the nodejs-whisper package installed?)`);
 }
-const nodeApiHeaders = (require('node-api-headers') as { include_dir: string }).include_dir;
-const nodeAddonApi = dirname(require.resolve('node-addon-api/napi.h'));
 
 for (const tool of ['cmake', 'ninja']) {
   if (!hasCommand(tool)) fail(`'${tool}' is required (Debian: apt-get install cmake ninja-build g++)`);
@@ -91,19 +88,7 @@ const variant = cuda ? 'cuda' : 'cpu';
 const buildDir = join(root, 'build', `cmake-${variant}`);
 const outDir = join(root, 'build', cuda ? 'addon-cuda' : 'addon');
 
-const cmakeArgs = [
-  '-S',
-  join(root, 'engine/asr/native'),
-  '-B',
-  buildDir,
-  '-G',
-  'Ninja',
-  '-DCMAKE_BUILD_TYPE=Release',
-  `-DWHISPER_SOURCE_DIR=${whisperDir}`,
-  `-DNODE_API_HEADERS_DIR=${nodeApiHeaders}`,
-  `-DNODE_ADDON_API_DIR=${nodeAddonApi}`,
-  `-DADDON_OUTPUT_DIR=${outDir}`,
-];
+const cmakeArgs = addonCmakeArgs(root, { buildDir, outDir, buildType: 'Release' });
 
 if (cuda) {
   if (!hasCommand('nvcc')) fail('--cuda needs nvcc (the CUDA toolkit) on PATH');

@@ -2,6 +2,7 @@
 # Installs the Debian packages the project needs that a fresh machine may lack:
 #   ffmpeg                    decoding
 #   cmake, ninja-build, g++   the whisper.cpp addon build (on first use)
+#   patch                     applies engine/asr/native/patches over upstream whisper.cpp
 #   postgresql, redis-server  the test run starts throwaway instances where none answers
 #   espeak-ng                 the tests' generated speech
 #   iproute2                  the SSRF corpus' network namespace
@@ -14,6 +15,7 @@ command -v ffmpeg >/dev/null || need+=(ffmpeg)
 command -v cmake >/dev/null || need+=(cmake)
 command -v ninja >/dev/null || need+=(ninja-build)
 command -v g++ >/dev/null || need+=(g++)
+command -v patch >/dev/null || need+=(patch)
 # Debian keeps PostgreSQL's server binaries off PATH, in /usr/lib/postgresql/<major>/bin.
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need+=(postgresql)
 command -v redis-server >/dev/null || need+=(redis-server)

@@ -361,6 +361,12 @@ async function measureBatch(asr: Asr, win: Float32Array, b: number) {
       free: f,
       capped: c ? { exactTokens: TOKENS, ...c } : null,
       encoder,
+      // The batched setup's self-check at load (engine/asr/README.md, "Self-check"): 'fell-back' means
+      // this row decoded unbatched, whatever batchSize says.
+      selfCheck: 'selfCheck' in model ? (model.selfCheck ?? null) : null,
+      // What one more window in flight holds in the backend's buffers, and the batcher's fixed share, from
+      // the allocator's sizes (engine/asr/README.md, "Memory per window"); null for an addon without it.
+      memory: 'windowBytes' in model ? windowMb(model.windowBytes()) : null,
       /** s/h at exactly `tokensPerWindow` tokens per window (the transformers peer's count). */
       atTargetTokens: atTokens ? { tokensPerWindow: TOKENS, ...atTokens } : null,
     };
@@ -403,6 +409,9 @@ async function batchedSweep(asr: Asr, win: Float32Array) {
           },
   }));
 }
+
+const windowMb = (w: { perWindow: number; shared: number } | undefined) =>
+  w ? { perWindowMb: round(w.perWindow / 2 ** 20, 1), sharedMb: round(w.shared / 2 ** 20, 1) } : null;
 
 const same = (a: string[], b: string[]) => a.length === b.length && a.every((x) => b.includes(x));
 

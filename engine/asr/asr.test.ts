@@ -356,7 +356,7 @@ describe('WhisperModel failures', () => {
     const bad: Array<Promise<unknown>> = [
       WhisperModel.load(''),
       WhisperModel.load(modelPath, { dtw: 'huge' }),
-      WhisperModel.load(modelPath, { dtw: 'auto', flashAttn: true }),
+      WhisperModel.load(modelPath, { flashAttn: 'yes' as unknown as boolean }),
       WhisperModel.load(modelPath, { gpuDevice: -1 }),
       model.transcribe(new Float64Array(10) as unknown as Float32Array),
       model.transcribe(new Float32Array(0)),

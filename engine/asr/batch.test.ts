@@ -250,6 +250,8 @@ describe('slotted attention (the GPU path, run here on the CPU backend)', () => 
       const stats = model.batchStats()!;
       // Every slotted window's cross K/V lived in its slot (no second copy per window).
       expect(stats.sharedCross).toBe(windows.length);
+      // And its self-attention cache too: the state allocates neither beside its slot.
+      expect(stats.sharedSelf).toBe(windows.length);
       return { ref, results, stats };
     } finally {
       await Promise.all([fa.close(), model.close()]);

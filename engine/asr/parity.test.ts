@@ -184,3 +184,74 @@ describe('parity with whisper-cli (same source, same parameters)', () => {
     expect(await compare(wav, 'en')).toBeGreaterThan(0);
   }, 240_000);
 });
+
+/**
+ * DTW under flash attention (native/patches/0006): whisper.cpp turns DTW off when flash attention is
+ * on; our DTW pass computes the alignment heads' weights beside the flash-attention op, from the same Q
+ * and K rows the non-flash graph uses. Flash attention's own arithmetic differs (on the CPU it rounds Q
+ * to f16 and accumulates online): on synthetic-tiny it moves token probabilities by 1-2 %, and DTW over a
+ * random-weight model's near-uniform attention is fragile. So the reference for "how close" is measured
+ * in the same run: the same non-flash model on the same audio plus a -80 dB tone, which moves token
+ * probabilities as much as flash attention does. Flash-attention DTW must stay far closer to upstream
+ * whisper-cli's DTW (pristine build, no flash attention) than that, on every token of the segments that
+ * decode alike, and give every text token a time inside its window, in order.
+ */
+describe('DTW with flash attention on, against whisper-cli without it', () => {
+  let fa: WhisperModel;
+  beforeAll(async () => {
+    fa = await WhisperModel.load(modelPath, { useGpu: false, flashAttn: true, dtw: 'tiny' });
+  });
+  afterAll(async () => {
+    await fa?.close();
+  });
+
+  const OPTS = { language: 'en', threads: THREADS, beamSize: 1, bestOf: 1, temperature: 0, temperatureIncrement: 0 };
+
+  /** |DTW time - whisper-cli's| in centiseconds, token by token, over the segments whose tokens match. */
+  function dtwDeltas(cli: CliJson, tokens: RawToken[][]): number[] {
+    const out: number[] = [];
+    for (let i = 0; i < Math.min(cli.transcription.length, tokens.length); i++) {
+      const merged = mergeLikeCli(tokens[i]!);
+      const theirs = cli.transcription[i]!.tokens;
+      if (merged.map((t) => t.id).join() !== theirs.map((t) => t.id).join()) break; // decoding diverged
+      merged.forEach((t, k) => {
+        if (theirs[k]!.t_dtw >= 0) out.push(Math.abs(t.tDtw - theirs[k]!.t_dtw));
+      });
+    }
+    return out;
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+
+  it("every text token gets a DTW time inside its segment's window, in order (the JFK sample)", async () => {
+    const ours = await fa.transcribe(decodePcm(await jfkSample('wav')), { ...OPTS, rawTokens: true });
+    expect(fa.info).toMatchObject({ flashAttn: true, dtw: 'tiny' });
+    // whisper.cpp's special tokens print as [_NAME_]; every other token is text and gets a DTW time.
+    const isText = (t: RawToken) => !/^\[_[A-Z0-9_]+\]$/.test(t.text);
+    expect(ours.tokens!.flat().filter(isText).length).toBeGreaterThan(0);
+    for (const seg of ours.tokens!) {
+      const times = seg.filter(isText).map((t) => t.tDtw);
+      for (const t of times) expect(t).toBeGreaterThanOrEqual(0);
+      for (const t of times) expect(t).toBeLessThanOrEqual(ours.duration + 0.02);
+      expect(times).toEqual([...times].sort((a, b) => a! - b!));
+    }
+  }, 240_000);
+
+  it('two minutes of speech: far closer to whisper-cli than a -80 dB perturbation of the audio is', async () => {
+    const wav = await longSpeech(120);
+    const cli = runCli(wav, 'en');
+    const pcm = decodePcm(wav);
+    const withFa = await fa.transcribe(pcm, { ...OPTS, rawTokens: true });
+    const tone = pcm.map((v, i) => v + 1e-4 * Math.sin(i * 0.7311));
+    const perturbed = await model.transcribe(tone, { ...OPTS, rawTokens: true });
+    const faDeltas = dtwDeltas(cli, withFa.tokens!);
+    const noiseDeltas = dtwDeltas(cli, perturbed.tokens!);
+    expect(faDeltas.length).toBeGreaterThan(3);
+    expect(noiseDeltas.length).toBeGreaterThan(3);
+    const [faMedian, noiseMedian] = [median(faDeltas), median(noiseDeltas)];
+    console.info(
+      `DTW vs whisper-cli (cs): flash attention median ${faMedian} over ${faDeltas.length} tokens, ` +
+        `-80 dB tone without it median ${noiseMedian} over ${noiseDeltas.length}`,
+    );
+    expect(faMedian).toBeLessThanOrEqual(noiseMedian / 10);
+  }, 480_000);
+});

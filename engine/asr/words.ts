@@ -1,7 +1,7 @@
 /**
  * Turns whisper.cpp's per-token output (ids, bytes, centisecond times) into words and segments
- * in seconds. Pure functions over the addon's raw result, so the rules are testable without a
- * model.
+ * in seconds, and into raw tokens for callers that ask for them. Pure functions over the addon's raw
+ * result, so the rules are testable without a model.
  *
  * Rules: tokens with id ≥ eot are special (timestamps, language, task) and never part of a word;
  * a token whose bytes start with a space begins a new word, any other token continues the
@@ -10,6 +10,7 @@
  */
 
 import type { Segment, Word } from '../types.ts';
+import type { RawToken } from './types.ts';
 
 /** The flat token arrays the addon returns for one job. */
 export interface NativeTokens {
@@ -179,4 +180,23 @@ function segmentStats(
     logSum += Math.log(Math.max(tokens.p[i]!, Number.MIN_VALUE));
   }
   return { tokens: ids, avgLogprob: ids.length > 0 ? logSum / ids.length : 0, noSpeechProb: seg.noSpeechProb };
+}
+
+/** A segment's tokens as they came, specials included (TranscribeOptions.rawTokens), times in seconds + offset. */
+export function rawTokens(seg: NativeSegment, t: NativeTokens, offset: number): RawToken[] {
+  const out: RawToken[] = [];
+  for (let i = seg.tokenStart; i < seg.tokenStart + seg.tokenCount; i++) {
+    const bytes = tokenBytes(t, i).slice();
+    const tok: RawToken = {
+      id: t.id[i]!,
+      text: new TextDecoder().decode(bytes),
+      bytes,
+      p: t.p[i]!,
+      t0: t.t0[i]! < 0 ? -1 : csToSeconds(t.t0[i]!, offset),
+      t1: t.t1[i]! < 0 ? -1 : csToSeconds(t.t1[i]!, offset),
+    };
+    if (t.tDtw[i]! >= 0) tok.tDtw = csToSeconds(t.tDtw[i]!, offset);
+    out.push(tok);
+  }
+  return out;
 }

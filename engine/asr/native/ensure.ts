@@ -29,6 +29,7 @@ import { EngineError } from '../../errors.ts';
 const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const NATIVE_DIR = fileURLToPath(new URL('.', import.meta.url));
 const BUILD_SCRIPT = join(REPO_ROOT, 'scripts/build-addon.ts');
+const BUILD_ARGS = join(REPO_ROOT, 'scripts/addon-cmake-args.ts');
 const WHISPER_PACKAGE = join(REPO_ROOT, 'node_modules/nodejs-whisper/package.json');
 const LOCK_DIR = join(REPO_ROOT, 'build/addon-build.lock');
 const STAMP_FILE = 'build-stamp';
@@ -58,7 +59,7 @@ function filesUnder(dir: string): string[] {
  */
 export function addonSourceStamp(variant: AddonVariant): string {
   const h = createHash('sha256').update(`variant ${variant}\n`);
-  for (const file of [...filesUnder(NATIVE_DIR), BUILD_SCRIPT]) {
+  for (const file of [...filesUnder(NATIVE_DIR), BUILD_SCRIPT, BUILD_ARGS]) {
     h.update(`${relative(REPO_ROOT, file)}\n`).update(readFileSync(file));
   }
   h.update(existsSync(WHISPER_PACKAGE) ? readFileSync(WHISPER_PACKAGE) : 'no nodejs-whisper');

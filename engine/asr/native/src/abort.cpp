@@ -25,6 +25,26 @@ thread_local CreatingFor t_creating_for;
 
 }  // namespace
 
+void AbortState::Request() {
+  requested.store(true, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lk(mu);
+  if (batcher != nullptr) whisper_batcher_wake(batcher);
+}
+
+bool CancelPoll(void* abort_state) {
+  return static_cast<const AbortState*>(abort_state)->requested.load(std::memory_order_relaxed);
+}
+
+AttachedTo::AttachedTo(AbortState* a, whisper_batcher* b) : a_(a) {
+  std::lock_guard<std::mutex> lk(a_->mu);
+  a_->batcher = b;
+}
+
+AttachedTo::~AttachedTo() {
+  std::lock_guard<std::mutex> lk(a_->mu);
+  a_->batcher = nullptr;
+}
+
 BackendAbortScope::BackendAbortScope(AbortState* a) { t_creating_for = {CpuNodeAbort, a}; }
 BackendAbortScope::BackendAbortScope(AbortRelay* relay) { t_creating_for = {RelayNodeAbort, relay}; }
 BackendAbortScope::~BackendAbortScope() { t_creating_for = {}; }

@@ -12,12 +12,38 @@
 #include <whisper.h>
 
 #include <atomic>
+#include <mutex>
+
+#include "whisper-batch.h"
 
 namespace whisper_addon {
 
 struct AbortState {
   std::atomic<bool> requested{false};
   std::atomic<bool> node_abort_armed{false};
+
+  // Sets `requested` and wakes the batcher the job waits in, if any, so that a job whose decoder step
+  // or encoder pass is queued there leaves at once rather than when its turn comes.
+  void Request();
+  // The batcher a job is attached to (AttachedTo), under `mu`: Request() may run on the JS thread
+  // while the job detaches on its own.
+  std::mutex mu;
+  whisper_batcher* batcher = nullptr;
+};
+
+// whisper_batch_cancel_poll over an AbortState: its `requested` flag.
+bool CancelPoll(void* abort_state);
+
+// Tells `a` which batcher its job waits in while in scope (null: none).
+class AttachedTo {
+ public:
+  AttachedTo(AbortState* a, whisper_batcher* b);
+  ~AttachedTo();
+  AttachedTo(const AttachedTo&) = delete;
+  AttachedTo& operator=(const AttachedTo&) = delete;
+
+ private:
+  AbortState* a_;
 };
 
 // A CPU backend that outlives the job that created it (a VAD context serves every detection of

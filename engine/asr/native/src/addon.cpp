@@ -4,7 +4,7 @@
 // time (each with its own whisper_state, on its own thread), language detection, whisper.cpp's
 // built-in Silero VAD, and the plumbing between those threads and JavaScript (promises,
 // progress, abort). It returns raw whisper.cpp data (centiseconds, token bytes); turning that
-// into words, seconds and EngineErrors is engine/asr/index.ts's job.
+// into words, seconds and EngineErrors is engine/asr/model.ts's and words.ts's job.
 //
 // Threads: every job runs on a std::thread of its own rather than on libuv's pool, because a
 // transcription holds its thread for seconds to minutes and four of them would otherwise starve

@@ -19,7 +19,7 @@ Napi::Object Job::Start(Napi::Env env, std::shared_ptr<Job> job, const char* nam
   handle.Set("abort", Napi::Function::New(
                           env,
                           [flag](const Napi::CallbackInfo& info) -> Napi::Value {
-                            flag->requested.store(true, std::memory_order_relaxed);
+                            flag->Request();
                             return info.Env().Undefined();
                           },
                           "abort"));

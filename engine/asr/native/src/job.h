@@ -11,7 +11,7 @@
 
 namespace whisper_addon {
 
-// Errors cross into JS as Error objects with a `code` that index.ts maps to an EngineError.
+// Errors cross into JS as Error objects with a `code` that job.ts maps to an EngineError.
 struct Failure {
   std::string code;
   std::string message;

@@ -64,7 +64,7 @@ class LoadJob : public Job {
     if (batch_size_ == 0) {
       // 'auto' attention is slotted on a GPU with flash attention (the only place auto-size measures).
       const bool slotted = cparams_.flash_attn && bparams_.attention != "per-call";
-      batch_size_ = whisper_batcher_auto_size(raw, cpu_batch_default_, kMaxBatch, slotted);
+      batch_size_ = whisper_batcher_auto_size(raw, cpu_batch_default_, kMaxBatch, slotted, bparams_.share_compute);
     }
     if (batch_size_ > 1) {
       bparams_.max_sequences = batch_size_;
@@ -83,6 +83,7 @@ class LoadJob : public Job {
     loaded_.batcher = batcher;
     loaded_.info.batch_size = batcher != nullptr ? batch_size_ : 1;
     loaded_.info.encode_batch = batcher != nullptr ? whisper_batcher_get_params(batcher).encode_batch : 1;
+    loaded_.info.batch_attention = batcher != nullptr ? whisper_batcher_get_params(batcher).attention : "none";
 
     ModelInfo& mi = loaded_.info;
     mi.type = whisper_model_type_readable(raw);
@@ -95,8 +96,8 @@ class LoadJob : public Job {
     mi.token_eot = whisper_token_eot(raw);
     mi.token_beg = whisper_token_beg(raw);
     mi.system = whisper_print_system_info();
-    // whisper.cpp turns DTW off when flash attention is on.
-    mi.dtw = cparams_.flash_attn ? "" : preset_name;
+    // With flash attention too: patches/0006 computes the alignment heads' weights beside it.
+    mi.dtw = preset_name;
     mi.flash_attn = cparams_.flash_attn;
     // Mirrors whisper.cpp's own device choice (whisper_backend_init_gpu): the n-th GPU device
     // when use_gpu is set; ggml-cuda is the only GPU backend we build.
@@ -156,6 +157,7 @@ Napi::Value Model::Info(const Napi::CallbackInfo& info) {
   if (!info_.dtw.empty()) o.Set("dtw", info_.dtw);
   o.Set("batchSize", info_.batch_size);
   o.Set("encodeBatch", info_.encode_batch);
+  o.Set("batchAttention", info_.batch_attention);
   return o;
 }
 
@@ -173,11 +175,43 @@ Napi::Value Model::BatchStats(const Napi::CallbackInfo& info) {
   o.Set("slotted", static_cast<double>(st.slotted));
   o.Set("sameGraphSteps", static_cast<double>(st.same_graph));
   o.Set("sharedCross", static_cast<double>(st.shared_cross));
+  o.Set("sharedSelf", static_cast<double>(st.shared_self));
   o.Set("encodeGraphs", static_cast<double>(st.encode_graphs));
   o.Set("encodes", static_cast<double>(st.encodes));
   o.Set("maxInEncode", static_cast<double>(st.max_in_encode));
   o.Set("encodeMs", static_cast<double>(st.encode_us) / 1000.0);
+  o.Set("cancelledWaiting", static_cast<double>(st.cancelled_waiting));
+  o.Set("abortedGraphs", static_cast<double>(st.aborted_graphs));
+  o.Set("pendingSteps", static_cast<double>(st.pending_steps));
+  o.Set("pendingEncodes", static_cast<double>(st.pending_encodes));
+  o.Set("lent", static_cast<double>(st.lent));
   return o;
+}
+
+// What one more window in flight holds in whisper.cpp's buffers, and the batcher's fixed share, from the
+// allocator's sizes (whisper_batcher_window_bytes). Creates and frees a whole state on the JS thread:
+// for benchmarks and diagnostics, not for a request path.
+Napi::Value Model::WindowBytes(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!ctx_) return env.Undefined();
+  const bool slotted = batcher_ != nullptr && whisper_batcher_get_params(batcher_).attention == "slotted";
+  const bool shared = batcher_ != nullptr && whisper_batcher_get_params(batcher_).share_compute;
+  whisper_batch_window_bytes b = whisper_batcher_window_bytes(ctx_.get(), slotted, shared);
+  if (shared) b.shared *= static_cast<size_t>(whisper_batcher_get_params(batcher_).compute_sets);
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("perWindow", static_cast<double>(b.per_window));
+  o.Set("shared", static_cast<double>(b.shared));
+  return o;
+}
+
+Napi::Value Model::ReleaseTestHold(const Napi::CallbackInfo& info) {
+  if (ctx_ && batcher_ != nullptr) whisper_batcher_test_release(batcher_);
+  return info.Env().Undefined();
+}
+
+Napi::Value Model::ResetBatchStats(const Napi::CallbackInfo& info) {
+  if (ctx_ && batcher_ != nullptr) whisper_batcher_reset_stats(batcher_);
+  return info.Env().Undefined();
 }
 
 Napi::Value Model::Free(const Napi::CallbackInfo& info) {
@@ -206,6 +240,9 @@ Napi::Value Load(const Napi::CallbackInfo& info) {
   bp.attention = GetString(o, "batchAttention", "auto");
   bp.encode_batch = GetNumber<int>(o, "encodeBatch", 1);  // 0: auto
   bp.encode_gather_wait_us = GetNumber<int>(o, "encodeGatherUs", bp.encode_gather_wait_us);
+  bp.fault_perturb_slot = GetString(o, "testFault", "") == "perturb-slot";
+  bp.test_hold = GetString(o, "testFault", "") == "hold";
+  bp.share_compute = GetBool(o, "shareCompute", bp.share_compute);
   auto job = std::make_shared<LoadJob>(env, info[0].As<Napi::String>().Utf8Value(), cp, dtw, batch_size,
                                        cpu_batch_default, bp);
   return Job::Start(env, job, "whisper-load");

@@ -25,9 +25,10 @@ struct ModelInfo {
   bool flash_attn = false;
   int batch_size = 1;  // > 1: decoder steps of concurrent jobs share one graph (batch/whisper-batch.h)
   int encode_batch = 1;  // > 1: encoder passes of concurrent jobs share one graph
+  std::string batch_attention = "none";  // "slotted" or "per-call" when batched
 };
 
-constexpr int kMaxBatch = 256;  // engine/asr/index.ts MAX_BATCH
+constexpr int kMaxBatch = 256;  // engine/asr/batching.ts MAX_BATCH
 
 struct AddonData {
   Napi::FunctionReference model_ctor;
@@ -44,6 +45,9 @@ class Model : public Napi::ObjectWrap<Model> {
                            InstanceMethod<&Model::DetectLanguage>("detectLanguage"),
                            InstanceMethod<&Model::Free>("free"),
                            InstanceMethod<&Model::BatchStats>("batchStats"),
+                           InstanceMethod<&Model::ResetBatchStats>("resetBatchStats"),
+                           InstanceMethod<&Model::ReleaseTestHold>("releaseTestHold"),
+                           InstanceMethod<&Model::WindowBytes>("windowBytes"),
                        });
   }
 
@@ -61,6 +65,9 @@ class Model : public Napi::ObjectWrap<Model> {
   Napi::Value DetectLanguage(const Napi::CallbackInfo& info);
   Napi::Value Free(const Napi::CallbackInfo& info);
   Napi::Value BatchStats(const Napi::CallbackInfo& info);
+  Napi::Value WindowBytes(const Napi::CallbackInfo& info);
+  Napi::Value ReleaseTestHold(const Napi::CallbackInfo& info);
+  Napi::Value ResetBatchStats(const Napi::CallbackInfo& info);
 
   ContextPtr Context(Napi::Env env) {
     if (!ctx_) throw CodedError(env, "MODEL_CLOSED", "The model has been closed.");

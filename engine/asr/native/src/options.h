@@ -40,6 +40,9 @@ struct TranscribeParams {
   // Benchmarks only: decode exactly this many text tokens per window (no timestamps, end-of-text
   // suppressed, no fallback), as the transformers peer does with min = max new tokens.
   int exact_tokens = 0;
+  // Decode on whisper.cpp's own path even when the model is batched: the self-check's reference
+  // and, once it has fallen back, every transcription of the process.
+  bool no_batch = false;
 };
 
 TranscribeParams ParseTranscribeParams(const Napi::Object& o);

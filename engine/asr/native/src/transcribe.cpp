@@ -53,13 +53,16 @@ class TranscribeJob : public Job {
     // call while it allocates its state and computes its mel spectrogram; detached as soon as
     // whisper_full returns, so that no decoder step waits for it while it builds its result.
     std::optional<WhisperBatchScope> batched;
-    batched.emplace(batcher_);
+    std::optional<AttachedTo> attached;  // before `batched`'s end: an abort wakes the batcher while attached
+    if (!params_.no_batch && batcher_ != nullptr) {
+      attached.emplace(abort_.get(), batcher_);
+      batched.emplace(batcher_, CancelPoll, abort_.get());
+    }
     StatePtr state = InitState(ctx, abort_.get());
     if (!state) {
       Fail("ASR_FAILED", "whisper.cpp could not allocate a decoding state (out of memory?).");
       return;
     }
-    whisper_batch_adopt_state(state.get());
     const int n = static_cast<int>(samples_.size());
 
     std::string language = params_.language;
@@ -77,7 +80,9 @@ class TranscribeJob : public Job {
       bool detected;
       {
         NodeAbortArmed armed(abort_.get());
-        detected = DetectOnState(ctx, state.get(), params_.threads, lang_id, prob);
+        // A batched window's state has no compute buffers of its own: it borrows the batcher's.
+        WhisperBatchCompute compute(state.get(), CancelPoll, abort_.get());
+        detected = compute.ok() && DetectOnState(ctx, state.get(), params_.threads, lang_id, prob);
       }
       if (Aborted()) return;
       if (!detected) {
@@ -89,6 +94,9 @@ class TranscribeJob : public Job {
       has_language_probability_ = true;
     }
     if (Aborted()) return;
+    // After language detection, which encodes and decodes on the state's own caches: from here on
+    // they are its slot's memory, which the batched steps read (whisper-batch.h).
+    whisper_batch_adopt_state(state.get());
 
     const bool beam = params_.beam_size > 1;
     whisper_full_params wp = whisper_full_default_params(beam ? WHISPER_SAMPLING_BEAM_SEARCH : WHISPER_SAMPLING_GREEDY);
@@ -134,6 +142,7 @@ class TranscribeJob : public Job {
 
     int rc;
     rc = whisper_full_with_state(ctx, state.get(), wp, samples_.data(), n);
+    attached.reset();
     batched.reset();
     // An abort can make whisper_full return 0 with partial output: the flag decides.
     if (Aborted()) return;

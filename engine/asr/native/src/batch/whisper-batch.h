@@ -38,7 +38,27 @@ struct whisper_batcher_params {
   // 0: auto, min(max_sequences, 16) on a GPU and 1 on the CPU (where a pass is compute-bound).
   int encode_batch = 1;
   int encode_gather_wait_us = 50000;
+  // Fault injection, for the self-check's tests only: every step that serves two or more calls hands
+  // the second one its logits negated, as a batching bug that corrupts one slot's result would.
+  bool fault_perturb_slot = false;
+  // Tests only: neither thread takes a step or an encoder pass until whisper_batcher_test_release, so a
+  // test can cancel a call while its request is queued, as an event rather than a race.
+  bool test_hold = false;
+  // Shared compute (whisper-batch-shared.inc): the states of attached calls reserve no compute buffers
+  // and borrow the batcher's one set for the passes they compute themselves (an encoder pass alone, the
+  // DTW pass, language detection), one pass at a time. A window then costs its caches alone, not a
+  // whole whisper_state. False: every state reserves its own, as whisper.cpp does.
+  bool share_compute = true;
+  // How many sets it lends at once: passes beyond that wait for one. 0: auto, 1 on a GPU (the batched
+  // encoder takes the encoder passes; DTW and detection are short) and on the CPU as many as the batch
+  // and the machine's cores allow, so windows still encode side by side there.
+  int compute_sets = 0;
 };
+
+// A call's cancellation poll (WhisperBatchScope): true once the call should stop. Read by the call while
+// it waits for a step or an encoder pass, and by a graph's threads between nodes while that graph
+// serves only calls whose polls say true. Must be cheap and thread-safe (an atomic load).
+typedef bool (*whisper_batch_cancel_poll)(void * data);
 
 struct whisper_batcher_stats {
   uint64_t steps = 0;          // batched graphs computed
@@ -48,8 +68,14 @@ struct whisper_batcher_stats {
   uint64_t compute_us = 0;     // time spent building and computing the graphs
   uint64_t slotted = 0;        // calls served by slotted attention (the rest attended per call)
   uint64_t shared_cross = 0;   // states whose cross K/V cache is their slot's memory (whisper_batch_adopt_state)
+  uint64_t shared_self = 0;    // states whose self-attention cache is their slot's memory (same)
   uint64_t same_graph = 0;     // steps whose graph had the same nodes, shapes and addresses as the last
                                // one built in the same memory: ggml-cuda can replay those as a CUDA graph
+  uint64_t cancelled_waiting = 0; // steps and passes a cancelled call left while still queued
+  uint64_t aborted_graphs = 0;    // graphs stopped between nodes because every call they served was cancelled
+  uint64_t pending_steps = 0;     // decoder steps queued now (not a counter: a snapshot)
+  uint64_t pending_encodes = 0;   // encoder passes queued now (a snapshot)
+  uint64_t lent = 0;              // passes computed on the shared compute buffers (share_compute)
   uint64_t encode_graphs = 0;  // batched encoder graphs computed
   uint64_t encodes = 0;        // windows they encoded
   uint64_t max_in_encode = 0;  // the most windows one encoder graph carried
@@ -61,23 +87,59 @@ whisper_batcher* whisper_batcher_init(whisper_context* ctx, whisper_batcher_para
 // Waits for nothing: every attached call must have detached before.
 void whisper_batcher_free(whisper_batcher* b);
 whisper_batcher_stats whisper_batcher_get_stats(whisper_batcher* b);
-// The parameters in force (auto values resolved).
+// The parameters in force (auto values resolved; attention is "slotted" or "per-call").
 whisper_batcher_params whisper_batcher_get_params(whisper_batcher* b);
+// Zeroes the counters (the engine's self-check decodes a canary before the model serves anyone).
+void whisper_batcher_reset_stats(whisper_batcher* b);
+// Wakes every attached call that waits for a step or an encoder pass, so that one whose cancellation
+// poll now says true leaves: at once if its request is still queued, at the end of the graph that
+// serves it otherwise (that graph writes into its state). Call it after setting what the poll reads.
+void whisper_batcher_wake(whisper_batcher* b);
+// Tests only: ends params.test_hold; queued steps and passes go ahead.
+void whisper_batcher_test_release(whisper_batcher* b);
 // How many windows to keep in flight: on a GPU, as many whisper_states (plus, when `slotted`, their
 // slots in the batcher's caches) as fit in 85 % of the free device memory (a state measured by
 // creating one); on the CPU, `cpu_default`. Clamped to [1, max_size].
-int whisper_batcher_auto_size(whisper_context* ctx, int cpu_default, int max_size, bool slotted);
+// `shared_compute`: the states borrow the batcher's compute buffers, so a window costs its caches only.
+int whisper_batcher_auto_size(whisper_context* ctx, int cpu_default, int max_size, bool slotted, bool shared_compute);
+// Bytes one more window in flight holds in whisper.cpp's buffers (its caches, plus its compute buffers
+// unless shared), and one compute set that a batcher lends (its fixed share is compute_sets of them),
+// from the allocator's sizes.
+struct whisper_batch_window_bytes {
+  size_t per_window = 0;
+  size_t shared = 0;
+};
+whisper_batch_window_bytes whisper_batcher_window_bytes(whisper_context* ctx, bool slotted, bool shared_compute);
 
-// Call on an attached thread right after creating the state its whisper_full will use: with slotted
-// attention and a slot, the state's cross-attention K/V cache becomes that slot's memory (its own
-// buffer is freed), so the encoder's output lands where the slotted steps read it, with no copy and
-// no second copy in memory (about 250 MB per window for large-v3). Does nothing otherwise.
+// Call on an attached thread before the state's whisper_full, after any language detection: with
+// slotted attention and a slot, the state's cross-attention K/V cache and its self-attention cache
+// become that slot's memory (their own buffers are freed), so the encoder's output lands where the
+// slotted steps read it, with no copy, and a window holds one copy of each cache, not two (about
+// 250 + 84 MB per window for large-v3). Does nothing otherwise.
 void whisper_batch_adopt_state(whisper_state* state);
+
+// Lends a state the batcher's shared compute buffers while in scope, for whisper.cpp's public functions
+// that compute on a state outside whisper_full (language detection), which the dispatchers do not see.
+// Call on a thread attached to the state's batcher. No-op for a state with its own buffers. ok() is
+// false when the state has none and none could be lent (the thread is not attached).
+class WhisperBatchCompute {
+ public:
+  WhisperBatchCompute(whisper_state* state, whisper_batch_cancel_poll cancelled, void* cancel_data);
+  ~WhisperBatchCompute();
+  WhisperBatchCompute(const WhisperBatchCompute&) = delete;
+  WhisperBatchCompute& operator=(const WhisperBatchCompute&) = delete;
+  bool ok() const;
+
+ private:
+  void* lend_;
+};
 
 // Attaches the calling thread (and the whisper_full it is about to run) to `b` while in scope.
 class WhisperBatchScope {
  public:
-  explicit WhisperBatchScope(whisper_batcher* b);
+  // `cancelled` (may be null) is this call's cancellation poll, read while it waits (see above).
+  explicit WhisperBatchScope(whisper_batcher* b, whisper_batch_cancel_poll cancelled = nullptr,
+                             void* cancel_data = nullptr);
   ~WhisperBatchScope();
   WhisperBatchScope(const WhisperBatchScope&) = delete;
   WhisperBatchScope& operator=(const WhisperBatchScope&) = delete;

@@ -1,0 +1,120 @@
+/**
+ * The batched decoder's self-check: a batched model decodes a canary alone and batched before it
+ * serves anyone; a difference turns batching off for that setup, loudly, and the output stays right.
+ * The fault is injected in the batcher itself (testFault 'perturb-slot': the second window of every
+ * shared step gets its logits negated), on the real addon and synthetic-tiny.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AsrResult, batchSelfChecks, WhisperModel } from './index.ts';
+import { CANARY_OPTIONS, canaryAudio, compareCanary } from './self-check.ts';
+import { syntheticTiny } from './test-support.ts';
+
+const ids = (r: AsrResult) => r.tokens!.flat().map((t) => t.id);
+const opts = { ...CANARY_OPTIONS, maxTokens: 16 };
+/**
+ * Without flash attention the CPU backend's logits do not depend on thread counts, so the windows
+ * below can be compared bit for bit. The long encoder gather keeps two windows in one encoder graph,
+ * hence in lockstep, even on a busy machine: the fault needs them in one step to show.
+ */
+const BATCHED = {
+  useGpu: false,
+  dtw: false,
+  flashAttn: false,
+  batchSize: 2,
+  encodeBatch: 2,
+  encodeGatherMs: 5000,
+} as const;
+
+let modelPath: string;
+let windows: Float32Array[];
+let alone: AsrResult[];
+
+beforeAll(async () => {
+  modelPath = await syntheticTiny();
+  // Not the canary's own windows: what the model serves after its check.
+  windows = [canaryAudio(6, 11), canaryAudio(9, 12)];
+  const solo = await WhisperModel.load(modelPath, { useGpu: false, dtw: false, flashAttn: false });
+  try {
+    alone = [];
+    for (const w of windows) alone.push(await solo.transcribe(w, opts));
+  } finally {
+    await solo.close();
+  }
+}, 300_000);
+
+describe('compareCanary', () => {
+  const r = (id: number, t0 = 0) => ({ tokens: [[{ id, t0, t1: 1 }]], segments: [{ start: 0, end: 1 }] });
+  it('equal results: no difference; a token or a time that moved: said where', () => {
+    expect(compareCanary('w', r(5), r(5))).toEqual([]);
+    expect(compareCanary('w', r(5), r(6))).toEqual(['w segment 0 token 0: id 5 alone, 6 batched']);
+    expect(compareCanary('w', r(5, 0), r(5, 0.02))).toEqual(['w segment 0 token 0: t0 0 alone, 0.02 batched']);
+  });
+});
+
+describe('self-check on first use', () => {
+  const warnings: Error[] = [];
+  const onWarning = (w: Error) => {
+    if ((w as Error & { code?: string }).code === 'WHISPER_BATCH_SELF_CHECK') warnings.push(w);
+  };
+  beforeAll(() => {
+    process.on('warning', onWarning);
+  });
+  afterAll(() => {
+    process.off('warning', onWarning);
+  });
+
+  it('a healthy batcher is verified, once per setup, and its counters start after the check', async () => {
+    const load = () => WhisperModel.load(modelPath, { ...BATCHED, batchThreads: 2 });
+    const model = await load();
+    try {
+      expect(model.selfCheck).toMatchObject({ status: 'verified', backend: 'cpu', batchAttention: 'per-call' });
+      expect(model.selfCheck!.differences).toEqual([]);
+      expect(model.batchStats()).toMatchObject({ steps: 0, encodes: 0, selfCheck: 'verified' });
+      expect(batchSelfChecks()).toContainEqual(model.selfCheck);
+      const results = await Promise.all(windows.map((w) => model.transcribe(w, opts)));
+      expect(results.map(ids)).toEqual(alone.map(ids));
+      expect(model.batchStats()!.maxInStep).toBe(2); // it did batch
+    } finally {
+      await model.close();
+    }
+    const again = await load();
+    try {
+      // The same setup in the same process: the verdict is reused, not recomputed.
+      expect(again.selfCheck).toBe(batchSelfChecks().find((v) => v.key === again.selfCheck!.key));
+    } finally {
+      await again.close();
+    }
+    expect(warnings).toEqual([]);
+  }, 300_000);
+
+  it('the injected fault really corrupts batched output when nothing checks it', async () => {
+    const model = await WhisperModel.load(modelPath, { ...BATCHED, testFault: 'perturb-slot', selfCheck: false });
+    try {
+      expect(model.batchStats()!.selfCheck).toBe('unchecked');
+      const results = await Promise.all(windows.map((w) => model.transcribe(w, opts)));
+      expect(results.map(ids)).not.toEqual(alone.map(ids));
+    } finally {
+      await model.close();
+    }
+  }, 300_000);
+
+  it('with the fault, the check sees the difference, warns once, falls back, and the output is right', async () => {
+    const model = await WhisperModel.load(modelPath, { ...BATCHED, testFault: 'perturb-slot' });
+    try {
+      expect(model.selfCheck!.status).toBe('fell-back');
+      expect(model.selfCheck!.differences.length).toBeGreaterThan(0);
+      expect(model.selfCheck!.differences[0]).toMatch(/^canary \d+ s segment \d+/);
+      expect(model.batchStats()!.selfCheck).toBe('fell-back');
+      await new Promise((r) => setImmediate(r)); // process.emitWarning delivers on a later tick
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]!.message).toMatch(/FAILED its self-check on cpu/);
+      const results = await Promise.all(windows.map((w) => model.transcribe(w, opts)));
+      expect(results.map(ids)).toEqual(alone.map(ids));
+      expect(model.batchStats()!.steps).toBe(0); // nothing went through the faulty batcher
+      // A faulty setup's verdict is never shared with the healthy one.
+      expect(batchSelfChecks().every((v) => v.status === 'verified')).toBe(true);
+    } finally {
+      await model.close();
+    }
+  }, 300_000);
+});

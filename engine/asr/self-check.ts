@@ -1,0 +1,102 @@
+/**
+ * The batched paths' self-check: a small fixed canary, decoded alone (whisper.cpp's own path) and
+ * batched, must give the same tokens and timestamps. This module owns the canary and the comparison;
+ * self-check-runner.ts runs them when WhisperModel.load first batches a setup in a process, and the
+ * process falls back to the unbatched path for that setup when they differ.
+ *
+ * Why a canary at all: the batched decoder's GPU paths (slotted attention, the batched encoder, CUDA
+ * graphs) are exercised by tests on the CPU backend only; a GPU host meets them first in production.
+ * A window decoded in a batch must give the tokens it gives alone (windows are independent), so a
+ * difference on any backend is a bug of ours or of that backend's kernels, and the process should not
+ * trust batching there.
+ */
+
+/**
+ * Canary windows. Both decode greedy with no temperature fallback (one decode per pass, whatever
+ * rounding would make fallback pick) and token timestamps on; the check is about equality, not
+ * transcripts, so each pass decodes 4 tokens:
+ * - 3 s, whisper's own decoding (timestamp tokens, the timestamp rules), at most 4 tokens a pass;
+ * - 31 s with exactly 4 text tokens a pass and no timestamp tokens, so it seeks by whole windows:
+ *   exactly two passes (at 0 s and at 30 s), the second encoded from a mel offset and decoded in
+ *   the same slot. A model's own timestamps could make a window seek many times (a random-weight
+ *   model takes 6 passes over 35 s); this keeps the check's cost fixed (README, "Self-check").
+ */
+export const CANARY_WINDOWS: ReadonlyArray<{ seconds: number; seed: number; options: object }> = [
+  { seconds: 3, seed: 1, options: { maxTokens: 4 } },
+  { seconds: 31, seed: 2, options: { benchmarkExactTokens: 4 } },
+];
+
+/** What every canary window decodes with. */
+export const CANARY_OPTIONS = {
+  language: 'en',
+  rawTokens: true,
+  wordTimestamps: true,
+  temperatureIncrement: 0,
+  threads: 1,
+} as const;
+
+/** A deterministic speech-like signal (voiced harmonics under syllable envelopes, a little noise). */
+export function canaryAudio(seconds: number, seed: number): Float32Array {
+  const rate = 16_000;
+  const out = new Float32Array(Math.round(seconds * rate));
+  let s = seed >>> 0;
+  const rand = () => {
+    // mulberry32: a fixed generator, so every process and backend hears the same canary
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  let phase = 0;
+  let i = 0;
+  while (i < out.length) {
+    const syllable = Math.round((0.12 + 0.25 * rand()) * rate);
+    const gap = Math.round(0.05 * rand() * rate);
+    const f0 = 90 + 120 * rand();
+    for (let j = 0; j < syllable && i < out.length; j++, i++) {
+      const env = Math.sin((Math.PI * j) / syllable);
+      const f = f0 * (1 + 0.1 * Math.sin((2 * Math.PI * j) / syllable));
+      phase += (2 * Math.PI * f) / rate;
+      let v = 0;
+      for (let h = 1; h <= 6; h++) v += Math.sin(h * phase) / h;
+      out[i] = 0.08 * env * v + 0.003 * (rand() - 0.5);
+    }
+    for (let j = 0; j < gap && i < out.length; j++, i++) out[i] = 0.003 * (rand() - 0.5);
+  }
+  return out;
+}
+
+/** What the comparison reads of a result (AsrResult's raw tokens). */
+export interface CanaryResult {
+  tokens?: Array<Array<{ id: number; t0: number; t1: number; tDtw?: number }>>;
+  segments: Array<{ start: number; end: number }>;
+}
+
+/** Every difference between a window's result alone and batched, as short phrases; [] when equal. */
+export function compareCanary(window: string, alone: CanaryResult, batched: CanaryResult): string[] {
+  const out: string[] = [];
+  const a = alone.tokens ?? [];
+  const b = batched.tokens ?? [];
+  if (a.length !== b.length || alone.segments.length !== batched.segments.length) {
+    out.push(`${window}: ${a.length} segments alone, ${b.length} batched`);
+  }
+  for (let s = 0; s < Math.min(a.length, b.length); s++) {
+    const sa = alone.segments[s];
+    const sb = batched.segments[s];
+    if (sa && sb && (sa.start !== sb.start || sa.end !== sb.end)) {
+      out.push(`${window} segment ${s}: times ${sa.start}-${sa.end} alone, ${sb.start}-${sb.end} batched`);
+    }
+    const ta = a[s]!;
+    const tb = b[s]!;
+    if (ta.length !== tb.length) out.push(`${window} segment ${s}: ${ta.length} tokens alone, ${tb.length} batched`);
+    for (let i = 0; i < Math.min(ta.length, tb.length); i++) {
+      const x = ta[i]!;
+      const y = tb[i]!;
+      for (const k of ['id', 't0', 't1', 'tDtw'] as const) {
+        if (x[k] !== y[k]) out.push(`${window} segment ${s} token ${i}: ${k} ${x[k]} alone, ${y[k]} batched`);
+      }
+    }
+  }
+  return out;
+}

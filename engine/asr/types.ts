@@ -1,0 +1,228 @@
+/** The shapes engine/asr's callers see: options, results, model info, batch counters, self-check verdicts. */
+
+import type { AsrOptions, RunOptions, Segment } from '../types.ts';
+
+/** The sample rate of every `pcm` argument (mono). */
+export const SAMPLE_RATE = 16_000;
+
+export interface LoadOptions {
+  /** Use the GPU when the addon was built with CUDA and a device exists (default true). */
+  useGpu?: boolean;
+  gpuDevice?: number;
+  /**
+   * Flash attention (faster, especially on GPU). Default: on a GPU, off on the CPU. It combines with
+   * DTW: the DTW pass computes the alignment heads' weights beside it (native/patches/0006).
+   */
+  flashAttn?: boolean;
+  /**
+   * DTW word timing, with or without flash attention. Default 'auto' on the CPU; false on a GPU until
+   * the flash-attention DTW pass has been measured on a card (engine/asr/README.md, "DTW").
+   * 'auto' picks whisper.cpp's alignment-head preset from the model's
+   * shape; a preset name as whisper-cli's --dtw takes it ('tiny', 'base.en', 'large.v3', ...);
+   * false uses whisper's token timestamps only.
+   */
+  dtw?: 'auto' | string | false;
+  /** Let whisper.cpp/ggml log to stderr. Process-wide: the last load() that sets it wins. */
+  verbose?: boolean;
+  /**
+   * Batched decoding: up to `batchSize` transcriptions on this model (from any caller) have their
+   * decoder steps computed together, one graph per step; each window still decodes exactly as it
+   * would alone. 1 (the default) decodes every call on its own. Further calls wait for a slot.
+   * 'auto': as many whisper_states as fit in 85 % of the free VRAM on CUDA; CPU_BATCH_DEFAULT on the CPU.
+   */
+  batchSize?: number | 'auto';
+  /** Threads for the batched graph (CPU backend). Default: min(4, cores). */
+  batchThreads?: number;
+  /**
+   * How a batched step attends (README, "Batched decoding"): 'per-call' (each window against its own
+   * caches, bit-identical to decoding alone), 'slotted' (every window's caches in one tensor with a
+   * slot dimension, one flash-attention op per layer, a graph whose shape holds from step to step;
+   * needs flashAttn), or 'auto' (default: slotted on a GPU with flash attention, per-call otherwise).
+   */
+  batchAttention?: 'auto' | 'per-call' | 'slotted';
+  /**
+   * Batched encoder (needs batchSize > 1): up to this many windows' encoder passes (convolutions,
+   * encoder layers, cross-attention K/V) in one graph, on the batcher's own thread so that encoding
+   * overlaps the decoder steps. Each window's encoder output is the one it gets alone (bit-identical
+   * on the CPU backend). 1 (the default) encodes each window on its own call, as whisper.cpp does.
+   * 'auto': min(batchSize, 16) on a GPU, 1 on the CPU (a pass there is compute-bound).
+   */
+  encodeBatch?: number | 'auto';
+  /**
+   * How long a batched encoder pass waits for the other windows in flight that are about to encode
+   * (computing their mel spectrogram, or seeking on in their window) before it runs with those it
+   * has. Default 50 ms.
+   */
+  encodeGatherMs?: number;
+  /**
+   * Before a batched model serves anyone, decode a small fixed canary alone and batched and compare
+   * tokens and timestamps (README, "Self-check"); once per process for each backend and batched setup.
+   * On a difference the process warns once (`process.emitWarning`, code WHISPER_BATCH_SELF_CHECK) and
+   * every model of that setup decodes unbatched. Default true.
+   */
+  selfCheck?: boolean;
+  /**
+   * Batched windows share one set of compute buffers (default true): a window's whisper_state holds
+   * its caches only, and the passes it computes itself (an encoder pass alone, the DTW pass, language
+   * detection) borrow the batcher's buffers, one at a time. A window in flight then costs its cross and
+   * self-attention K/V plus a few MB, not a whole state (README, "Memory per window"). false: each
+   * state reserves its own, as whisper.cpp does (for comparison: benchmarks/batch-memory.ts).
+   */
+  shareCompute?: boolean;
+  /**
+   * Tests only. 'perturb-slot' makes every batched step that serves two or more windows hand the
+   * second its logits negated, as a batching bug would; its self-check is never shared. 'hold' keeps
+   * every decoder step and encoder pass queued until `releaseTestHold()` (no self-check), so a test can
+   * act while a window waits in the batcher.
+   */
+  testFault?: 'perturb-slot' | 'hold';
+}
+
+/** The outcome of a batched setup's self-check (one per backend and setup, per process). */
+export interface SelfCheckVerdict {
+  /** The setup checked: backend, device, attention, flash attention, batched encoder or not, model type. */
+  key: string;
+  backend: 'cpu' | 'cuda';
+  batchAttention: 'per-call' | 'slotted';
+  encodeBatch: number;
+  /**
+   * 'verified': batched equals alone. 'fell-back': it did not; batching is off for this setup.
+   * 'inconclusive': equal, but the canary windows never met in one step (a busy machine), so nothing
+   * was proven; batching stays on and the next load of the setup checks again.
+   */
+  status: 'verified' | 'fell-back' | 'inconclusive';
+  /** What differed (empty when verified), at most 20 entries. */
+  differences: string[];
+  /** Wall time of the check. */
+  ms: number;
+}
+
+/** Counters of the batched decoder since the model was loaded. */
+export interface BatchStats {
+  /** Batched graphs computed. */
+  steps: number;
+  /** Decoder calls served, summed over steps (steps × mean sequences per step). */
+  sequences: number;
+  /** Tokens those calls carried. */
+  tokens: number;
+  /** The most decoder calls one graph served. */
+  maxInStep: number;
+  computeMs: number;
+  /** Decoder calls served by slotted attention. */
+  slotted: number;
+  /**
+   * Steps whose graph had the same nodes, shapes and addresses as the previous one of its kind: the
+   * steps ggml-cuda can replay as one CUDA graph (computed on every backend, so the CPU shows it too).
+   */
+  sameGraphSteps: number;
+  /**
+   * Transcriptions whose state's cross-attention cache was their slot's memory (slotted attention):
+   * the encoder writes where the steps read, and the window holds one copy of its cross K/V, not two.
+   */
+  sharedCross: number;
+  /**
+   * Transcriptions whose state's self-attention cache was their slot's memory (slotted attention): the
+   * state's own cache, which slotted steps never touch, is not allocated beside the slot's.
+   */
+  sharedSelf: number;
+  /** Batched encoder graphs computed (0 unless encodeBatch > 1). */
+  encodeGraphs: number;
+  /** Windows those graphs encoded. */
+  encodes: number;
+  /** The most windows one encoder graph carried. */
+  maxInEncode: number;
+  encodeMs: number;
+  /** Steps and encoder passes that a cancelled window left while they were still queued. */
+  cancelledWaiting: number;
+  /** Graphs stopped between nodes because every window they served was cancelled (CPU backend). */
+  abortedGraphs: number;
+  /** Decoder steps queued now (a snapshot, not a counter). */
+  pendingSteps: number;
+  /** Encoder passes queued now (a snapshot). */
+  pendingEncodes: number;
+  /** Passes computed on the batcher's shared compute buffers (shareCompute). */
+  lent: number;
+  /**
+   * The self-check of this model's batched setup: 'verified', 'fell-back' (every transcription decodes
+   * unbatched), or 'unchecked' (selfCheck: false).
+   */
+  selfCheck: 'verified' | 'fell-back' | 'inconclusive' | 'unchecked';
+}
+
+/** Model.windowBytes(): what a window in flight holds in whisper.cpp's buffers, in bytes. */
+export interface WindowBytes {
+  /** One more window's own: its caches, and its compute buffers unless the batcher shares them. */
+  perWindow: number;
+  /** The batcher's fixed share: the compute buffers it lends (0 when it does not share). */
+  shared: number;
+}
+
+export interface ModelInfo {
+  /** tiny | base | small | medium | large */
+  type: string;
+  multilingual: boolean;
+  nMels: number;
+  nVocab: number;
+  backend: 'cpu' | 'cuda';
+  /** whisper.cpp's system info line (SIMD features, OpenMP, ...). */
+  system: string;
+  /** The DTW alignment-head preset in use, absent when DTW is off. */
+  dtw?: string;
+  flashAttn: boolean;
+  /** Transcriptions whose decoder steps share one graph (1: unbatched). */
+  batchSize: number;
+  /** Windows whose encoder passes share one graph, at most (1: each encodes alone). */
+  encodeBatch: number;
+  /** How batched steps attend; 'none' when unbatched. */
+  batchAttention: 'per-call' | 'slotted' | 'none';
+}
+
+export interface AsrRunOptions extends RunOptions {
+  /** Seconds added to every time (the window's position in the whole media). */
+  offset?: number;
+}
+
+export interface RawToken {
+  id: number;
+  /** The token's bytes as text; a token that holds part of a UTF-8 character shows U+FFFD. */
+  text: string;
+  /** The token's exact bytes (whisper-cli merges partial characters; parity needs the bytes). */
+  bytes: Uint8Array;
+  p: number;
+  /** Seconds (+ offset); -1 when whisper.cpp computed no token timestamps. */
+  t0: number;
+  t1: number;
+  /** DTW time in seconds (+ offset), for text tokens when DTW is on. */
+  tDtw?: number;
+}
+
+export interface AsrResult {
+  language: string;
+  languageProbability?: number;
+  duration: number;
+  segments: Segment[];
+  /** Per segment, every token whisper.cpp produced (specials included), when opts.rawTokens. */
+  tokens?: RawToken[][];
+}
+
+export interface TranscribeOptions extends AsrOptions {
+  rawTokens?: boolean;
+  /** Don't condition on the previous window's text (whisper.cpp's default: true). */
+  noContext?: boolean;
+  singleSegment?: boolean;
+  /** Max tokens per segment, 0 = no limit. */
+  maxTokens?: number;
+  /**
+   * Benchmarks only: decode exactly this many tokens per call (no timestamps, end-of-text suppressed,
+   * no temperature fallback), like a peer generating with min = max new tokens. Not for transcripts.
+   */
+  benchmarkExactTokens?: number;
+}
+
+export interface WhisperVadOptions {
+  threshold?: number;
+  minSpeechMs?: number;
+  minSilenceMs?: number;
+  speechPadMs?: number;
+  threads?: number;
+}
