@@ -57,70 +57,82 @@ function heldModel(encodeBatch: number) {
 }
 
 describe('cancelling a batched window', () => {
-  it('while its decoder step is queued: it leaves before any step, and the other window is unchanged', async () => {
-    const model = await heldModel(1);
-    try {
-      const ac = new AbortController();
-      const cancelled = model.transcribe(long, { ...OPTS, threads: 1 }, { signal: ac.signal });
-      const other = model.transcribe(short, { ...OPTS, threads: 1 });
-      // Both windows encode alone (encodeBatch 1), then queue their first decoder step, which waits.
-      await expect.poll(() => model.batchStats()?.pendingSteps, POLL).toBe(2);
-      ac.abort();
-      await expect(cancelled).rejects.toMatchObject({ code: 'ABORTED' });
-      const left = model.batchStats()!;
-      expect(left.steps).toBe(0); // it left without a graph: none has been computed yet
-      expect(left.cancelledWaiting).toBe(1);
-      expect(left.pendingSteps).toBe(1); // the other window's step, still held
-      model.releaseTestHold();
-      const result = await other;
-      expect(result.tokens).toEqual(shortAlone.tokens);
-      expect(result.segments).toEqual(shortAlone.segments);
-      const after = model.batchStats()!;
-      expect(after.maxInStep).toBe(1); // every step served the remaining window alone
-      expect(after.abortedGraphs).toBe(0);
-    } finally {
-      await model.close();
-    }
-  }, TIMEOUT);
+  it(
+    'while its decoder step is queued: it leaves before any step, and the other window is unchanged',
+    async () => {
+      const model = await heldModel(1);
+      try {
+        const ac = new AbortController();
+        const cancelled = model.transcribe(long, { ...OPTS, threads: 1 }, { signal: ac.signal });
+        const other = model.transcribe(short, { ...OPTS, threads: 1 });
+        // Both windows encode alone (encodeBatch 1), then queue their first decoder step, which waits.
+        await expect.poll(() => model.batchStats()?.pendingSteps, POLL).toBe(2);
+        ac.abort();
+        await expect(cancelled).rejects.toMatchObject({ code: 'ABORTED' });
+        const left = model.batchStats()!;
+        expect(left.steps).toBe(0); // it left without a graph: none has been computed yet
+        expect(left.cancelledWaiting).toBe(1);
+        expect(left.pendingSteps).toBe(1); // the other window's step, still held
+        model.releaseTestHold();
+        const result = await other;
+        expect(result.tokens).toEqual(shortAlone.tokens);
+        expect(result.segments).toEqual(shortAlone.segments);
+        const after = model.batchStats()!;
+        expect(after.maxInStep).toBe(1); // every step served the remaining window alone
+        expect(after.abortedGraphs).toBe(0);
+      } finally {
+        await model.close();
+      }
+    },
+    TIMEOUT,
+  );
 
-  it('while its encoder pass is queued: it leaves before the batched encoder runs, and the other is unchanged', async () => {
-    const model = await heldModel(2);
-    try {
-      expect(model.info.encodeBatch).toBe(2);
-      const ac = new AbortController();
-      const cancelled = model.transcribe(long, { ...OPTS, threads: 1 }, { signal: ac.signal });
-      const other = model.transcribe(short, { ...OPTS, threads: 1 });
-      await expect.poll(() => model.batchStats()?.pendingEncodes, POLL).toBe(2);
-      ac.abort();
-      await expect(cancelled).rejects.toMatchObject({ code: 'ABORTED' });
-      const left = model.batchStats()!;
-      expect(left.encodeGraphs).toBe(0);
-      expect(left.cancelledWaiting).toBe(1);
-      expect(left.pendingEncodes).toBe(1);
-      model.releaseTestHold();
-      const result = await other;
-      expect(result.tokens).toEqual(shortAlone.tokens);
-      expect(result.segments).toEqual(shortAlone.segments);
-      expect(model.batchStats()!.maxInEncode).toBe(1);
-    } finally {
-      await model.close();
-    }
-  }, TIMEOUT);
+  it(
+    'while its encoder pass is queued: it leaves before the batched encoder runs, and the other is unchanged',
+    async () => {
+      const model = await heldModel(2);
+      try {
+        expect(model.info.encodeBatch).toBe(2);
+        const ac = new AbortController();
+        const cancelled = model.transcribe(long, { ...OPTS, threads: 1 }, { signal: ac.signal });
+        const other = model.transcribe(short, { ...OPTS, threads: 1 });
+        await expect.poll(() => model.batchStats()?.pendingEncodes, POLL).toBe(2);
+        ac.abort();
+        await expect(cancelled).rejects.toMatchObject({ code: 'ABORTED' });
+        const left = model.batchStats()!;
+        expect(left.encodeGraphs).toBe(0);
+        expect(left.cancelledWaiting).toBe(1);
+        expect(left.pendingEncodes).toBe(1);
+        model.releaseTestHold();
+        const result = await other;
+        expect(result.tokens).toEqual(shortAlone.tokens);
+        expect(result.segments).toEqual(shortAlone.segments);
+        expect(model.batchStats()!.maxInEncode).toBe(1);
+      } finally {
+        await model.close();
+      }
+    },
+    TIMEOUT,
+  );
 
-  it('both windows cancelled while queued: both leave, and the model serves the next call', async () => {
-    const model = await heldModel(2);
-    try {
-      const ac = new AbortController();
-      const calls = [long, short].map((pcm) => model.transcribe(pcm, { ...OPTS, threads: 1 }, { signal: ac.signal }));
-      await expect.poll(() => model.batchStats()?.pendingEncodes, POLL).toBe(2);
-      ac.abort();
-      for (const c of calls) await expect(c).rejects.toMatchObject({ code: 'ABORTED' });
-      expect(model.batchStats()).toMatchObject({ encodeGraphs: 0, steps: 0, cancelledWaiting: 2, pendingEncodes: 0 });
-      model.releaseTestHold();
-      const next = await model.transcribe(short, { ...OPTS, threads: 1 });
-      expect(next.tokens).toEqual(shortAlone.tokens);
-    } finally {
-      await model.close();
-    }
-  }, TIMEOUT);
+  it(
+    'both windows cancelled while queued: both leave, and the model serves the next call',
+    async () => {
+      const model = await heldModel(2);
+      try {
+        const ac = new AbortController();
+        const calls = [long, short].map((pcm) => model.transcribe(pcm, { ...OPTS, threads: 1 }, { signal: ac.signal }));
+        await expect.poll(() => model.batchStats()?.pendingEncodes, POLL).toBe(2);
+        ac.abort();
+        for (const c of calls) await expect(c).rejects.toMatchObject({ code: 'ABORTED' });
+        expect(model.batchStats()).toMatchObject({ encodeGraphs: 0, steps: 0, cancelledWaiting: 2, pendingEncodes: 0 });
+        model.releaseTestHold();
+        const next = await model.transcribe(short, { ...OPTS, threads: 1 });
+        expect(next.tokens).toEqual(shortAlone.tokens);
+      } finally {
+        await model.close();
+      }
+    },
+    TIMEOUT,
+  );
 });
