@@ -52,7 +52,7 @@ if [[ ! -f "$out/node.xz" || "$node_bin" -nt "$out/node.xz" ]]; then
   xz -6 -T2 -c "$node_bin" >"$out/node.xz.tmp" && mv "$out/node.xz.tmp" "$out/node.xz"
 fi
 echo "pack: harness sources (import closure)"
-(cd "$repo" && "$node_bin" benchmarks/lib/import-closure.ts benchmarks/gpu/bench.ts benchmarks/gpu/gen-model.ts \
+(cd "$repo" && "$node_bin" benchmarks/lib/import-closure.ts benchmarks/gpu/bench.ts benchmarks/gpu/gen-model.ts benchmarks/gpu/smoke.ts \
   >"$out/sources.txt.tmp") || { echo "pack: the harness imports a package or a missing file (above): fix the import" >&2; exit 1; }
 (cd "$repo" && find engine/asr/native models/assets -type f ! -path '*/build/*' && ls benchmarks/gpu/*.sh benchmarks/gpu/*.py &&
   echo package.json && echo benchmarks/package.json) >>"$out/sources.txt.tmp"

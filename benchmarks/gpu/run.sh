@@ -8,15 +8,19 @@
 #      whisper-cli and our addon with -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 (kept between runs;
 #      the addon goes to build/addon-cuda/, where engine/asr finds it; its failure is reported, not fatal);
 #   3. generates synthetic-large-v3 (random weights, real shape; ≈3.1 GB) with the project's generator;
-#   4. runs the transformers peer (benchmarks/gpu/peer-transformers.py, the host's PyTorch + transformers)
+#   4. runs benchmarks/gpu/smoke.ts: behaviour on this backend (the batched setup's self-check, batched
+#      tokens equal to solo, a window cancelled mid-batch, DTW with flash attention on and off); a failed
+#      check is recorded in its JSON and printed, not fatal (--no-smoke skips it, --smoke-only stops after);
+#   5. runs the transformers peer (benchmarks/gpu/peer-transformers.py, the host's PyTorch + transformers)
 #      at the batch sizes, 100 new tokens per window; its failure (no torch, no CUDA) is recorded, not fatal;
-#   5. runs benchmarks/gpu/bench.ts: whisper-bench, whisper-cli, the addon's parallel states, the addon
+#   6. runs benchmarks/gpu/bench.ts: whisper-bench, whisper-cli, the addon's parallel states, the addon
 #      batched at the same batch sizes, the model; one result JSON with both sides, the ratios, the floor
 #      and an SVG.
 # Runs from the bundle alone: a checkout (or the tar of pack.sh --standalone) and .carry/gpu, no node_modules.
 #
 #   bash benchmarks/gpu/run.sh [--bundle DIR] [--work DIR] [--model synthetic-large-v3] [--runs 5]
-#        [--jobs N] [--batch-sizes 1,8,24,64|none] [--tokens 100] [--no-peer] [--out DIR] [--cpu] [--quick]
+#        [--jobs N] [--batch-sizes 1,8,24,64|none] [--tokens 100] [--no-peer] [--no-smoke] [--smoke-only]
+#        [--out DIR] [--cpu] [--quick]
 #        [-- extra bench.ts args, e.g. --batch-only]
 #   --cpu    dry run without a GPU: CPU build (addon into build/addon/), tools run with -ng, the peer with
 #            --device cpu (tiny shape)
@@ -38,6 +42,8 @@ build_only=0
 batch_sizes=""
 tokens=100
 peer=1
+smoke=1
+smoke_only=0
 extra=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -53,6 +59,8 @@ while [[ $# -gt 0 ]]; do
     --batch-sizes) batch_sizes="$2"; shift 2 ;;
     --tokens) tokens="$2"; shift 2 ;;
     --no-peer) peer=0; shift ;;
+    --no-smoke) smoke=0; shift ;;
+    --smoke-only) smoke_only=1; shift ;;
     --) shift; extra=("$@"); break ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -139,7 +147,19 @@ log "model $model → $model_path"
 
 [[ $build_only -eq 1 ]] && { log "build only: done"; exit 0; }
 
-# 4. The transformers peer, at the batch sizes ours runs ----------------------------------------------
+# 4. Behaviour on this backend -------------------------------------------------------------------------
+if [[ $smoke -eq 1 ]]; then
+  # The model's DTW preset: synthetic-large-v3 → large.v3, synthetic-tiny → tiny.
+  preset="${model#synthetic-}"
+  smoke_args=(--model "$model_path" --wav "$bundle/fixtures/jfk.wav" --dtw "${preset//-/.}")
+  [[ $cpu -eq 1 ]] && smoke_args+=(--cpu)
+  [[ -n "$out" ]] && smoke_args+=(--out "$out")
+  log "smoke: benchmarks/gpu/smoke.ts ${smoke_args[*]}"
+  (cd "$repo" && "$node" benchmarks/gpu/smoke.ts "${smoke_args[@]}") || log "smoke: a check failed (exit $?): see its JSON"
+fi
+[[ $smoke_only -eq 1 ]] && { log "smoke only: done"; exit 0; }
+
+# 5. The transformers peer, at the batch sizes ours runs ----------------------------------------------
 [[ -n "$batch_sizes" ]] || { if [[ $quick -eq 1 ]]; then batch_sizes=1,2; else batch_sizes=1,8,24,64; fi; }
 [[ "$batch_sizes" == none ]] && batch_sizes=""
 peer_json="$work/peer-transformers.json"
@@ -158,7 +178,7 @@ if [[ -n "$batch_sizes" && $peer -eq 1 ]]; then
   fi
 fi
 
-# 5. Measure ------------------------------------------------------------------------------------------
+# 6. Measure ------------------------------------------------------------------------------------------
 args=(--bench "$bench_bin" --cli "$cli_bin" --model "$model_path" --model-name "$model" --wav "$bundle/fixtures/jfk.wav"
   --runs "$runs")
 [[ $cpu -eq 1 ]] && args+=(--cpu)
