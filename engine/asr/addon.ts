@@ -39,6 +39,8 @@ export interface NativeModel {
   free(): NativeHandle<void>;
   batchStats(): Omit<BatchStats, 'selfCheck'> | undefined;
   resetBatchStats(): void;
+  /** The next decoder step and batched encoder pass wait until `n` requests are queued (at most `timeoutMs`). */
+  gateNextBatch(n: number, timeoutMs: number): void;
   releaseTestHold(): void;
   windowBytes(): WindowBytes | undefined;
 }

@@ -111,6 +111,7 @@ export class WhisperModel {
         transcribe: (pcm, options, alone) => model.#transcribe(pcm, options, { signal }, alone),
         batchStats: () => model.#native.batchStats()!,
         resetBatchStats: () => model.#native.resetBatchStats(),
+        gateNextBatch: (n, timeoutMs) => model.#native.gateNextBatch(n, timeoutMs),
       };
       try {
         model.#verdict = await selfCheckVerdict(checked, params.device, params.testFault);

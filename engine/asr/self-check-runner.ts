@@ -12,6 +12,8 @@ export interface CheckedModel {
   transcribe(pcm: Float32Array, opts: TranscribeOptions, alone: boolean): Promise<AsrResult>;
   batchStats(): Pick<BatchStats, 'maxInStep' | 'maxInEncode'>;
   resetBatchStats(): void;
+  /** The next decoder step and batched encoder pass wait until `n` windows are queued for them (at most `timeoutMs`). */
+  gateNextBatch(n: number, timeoutMs: number): void;
 }
 
 /**
@@ -23,6 +25,8 @@ const selfChecks = new Map<string, SelfCheckVerdict>();
 const reported = new Map<string, SelfCheckVerdict>();
 const MAX_SELF_CHECKS = 64;
 const SELF_CHECK_TRIES = 3;
+/** How long the canary's first step or encoder pass waits for the other window before going alone. */
+const GATE_TIMEOUT_MS = 30_000;
 
 const NONE: readonly SelfCheckVerdict[] = Object.freeze([]);
 
@@ -83,19 +87,26 @@ async function runCanary(model: CheckedModel, key: string): Promise<SelfCheckVer
   const alone: AsrResult[] = [];
   for (const w of windows) alone.push(await model.transcribe(w.pcm, w.opts, true));
   // The check proves something only if the windows met in one step (and, with the batched encoder,
-  // in one encoder graph). Whether they do depends on timing (the longer window's mel takes longer),
-  // so a run in which they did not is repeated, at most SELF_CHECK_TRIES times in all.
+  // in one encoder graph). Left to timing they often would not: on a GPU the short window decodes its
+  // few tokens while the long one is still computing its mel. So the first step and the first encoder
+  // pass wait for both windows (the gate; bounded, in case a window fails before it queues), and a run
+  // in which they still did not meet is repeated, at most SELF_CHECK_TRIES times in all.
   let differences: string[] = [];
   let status: SelfCheckVerdict['status'] = 'inconclusive';
   for (let t = 0; t < SELF_CHECK_TRIES && status === 'inconclusive'; t++) {
     model.resetBatchStats();
+    model.gateNextBatch(windows.length, GATE_TIMEOUT_MS);
     // Longest first, so its mel spectrogram has a head start on the short window's.
     const order = windows.map((_, i) => i).reverse();
     const runs = order.map((i) => model.transcribe(windows[i]!.pcm, windows[i]!.opts, false));
     const batched: AsrResult[] = [];
-    (await Promise.all(runs)).forEach((r, k) => {
-      batched[order[k]!] = r;
-    });
+    try {
+      (await Promise.all(runs)).forEach((r, k) => {
+        batched[order[k]!] = r;
+      });
+    } finally {
+      model.gateNextBatch(0, 0); // a gate left armed (a window failed first) must not hold later steps
+    }
     differences = windows.flatMap((w, i) => compareCanary(w.name, alone[i]!, batched[i]!));
     const st = model.batchStats();
     const met = st.maxInStep >= 2 && (model.info.encodeBatch <= 1 || st.maxInEncode >= 2);

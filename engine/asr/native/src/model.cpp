@@ -209,6 +209,19 @@ Napi::Value Model::ReleaseTestHold(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// gateNextBatch(n, timeoutMs): the self-check's gate (whisper_batcher_gate_next).
+Napi::Value Model::GateNextBatch(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsNumber()) {
+    Napi::TypeError::New(env, "gateNextBatch(n, timeoutMs) takes two numbers").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  if (ctx_ && batcher_ != nullptr) {
+    whisper_batcher_gate_next(batcher_, info[0].As<Napi::Number>().Int32Value(), info[1].As<Napi::Number>().Int32Value());
+  }
+  return env.Undefined();
+}
+
 Napi::Value Model::ResetBatchStats(const Napi::CallbackInfo& info) {
   if (ctx_ && batcher_ != nullptr) whisper_batcher_reset_stats(batcher_);
   return info.Env().Undefined();

@@ -47,6 +47,7 @@ class Model : public Napi::ObjectWrap<Model> {
                            InstanceMethod<&Model::BatchStats>("batchStats"),
                            InstanceMethod<&Model::ResetBatchStats>("resetBatchStats"),
                            InstanceMethod<&Model::ReleaseTestHold>("releaseTestHold"),
+                           InstanceMethod<&Model::GateNextBatch>("gateNextBatch"),
                            InstanceMethod<&Model::WindowBytes>("windowBytes"),
                        });
   }
@@ -67,6 +68,7 @@ class Model : public Napi::ObjectWrap<Model> {
   Napi::Value BatchStats(const Napi::CallbackInfo& info);
   Napi::Value WindowBytes(const Napi::CallbackInfo& info);
   Napi::Value ReleaseTestHold(const Napi::CallbackInfo& info);
+  Napi::Value GateNextBatch(const Napi::CallbackInfo& info);
   Napi::Value ResetBatchStats(const Napi::CallbackInfo& info);
 
   ContextPtr Context(Napi::Env env) {

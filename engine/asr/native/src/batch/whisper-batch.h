@@ -95,6 +95,11 @@ void whisper_batcher_reset_stats(whisper_batcher* b);
 // poll now says true leaves: at once if its request is still queued, at the end of the graph that
 // serves it otherwise (that graph writes into its state). Call it after setting what the poll reads.
 void whisper_batcher_wake(whisper_batcher* b);
+// The self-check's canary: the next decoder step, and (with encode_batch > 1) the next encoder pass,
+// wait until `n` requests are queued for them, or at most `timeout_ms`, so that the canary's windows
+// meet in one graph by construction rather than by timing (on a GPU a short window can finish before a
+// long one has encoded). One-shot: later steps and passes gather as usual.
+void whisper_batcher_gate_next(whisper_batcher* b, int n, int timeout_ms);
 // Tests only: ends params.test_hold; queued steps and passes go ahead.
 void whisper_batcher_test_release(whisper_batcher* b);
 // How many windows to keep in flight: on a GPU, as many whisper_states (plus, when `slotted`, their
