@@ -37,6 +37,7 @@ import { type LoadOptions, type TranscribeOptions, WhisperModel, whisperCliPath 
 import { decodeToPcm } from '../engine/decode/index.ts';
 import { resolveModel } from '../models/index.ts';
 import { barChart } from './lib/bars.ts';
+import { GREEDY } from './lib/batched.ts';
 import { type Clip, jfkClip, longClip } from './lib/clips.ts';
 import { BENCH_DIR, command, machine, REPO_ROOT, writeFile, writeResult } from './lib/report.ts';
 import { ratio, summarize } from './lib/stats.ts';
@@ -62,10 +63,7 @@ const LOAD: LoadOptions = { useGpu: false, flashAttn: false, dtw: 'tiny' };
 const OPTS: TranscribeOptions = {
   language: 'en',
   threads: THREADS,
-  beamSize: 1,
-  bestOf: 1,
-  temperature: 0,
-  temperatureIncrement: 0,
+  ...GREEDY,
   wordTimestamps: true,
 };
 const CLI_FLAGS = [

@@ -36,6 +36,7 @@ import { parseArgs } from 'node:util';
 import type { TranscribeOptions, WhisperModel } from '../../engine/asr/index.ts';
 import { type BarGroup, barChart } from '../lib/bars.ts';
 import {
+  GREEDY,
   type InFlightRun,
   type PeerResult,
   parseList,
@@ -228,10 +229,7 @@ const LOAD = { useGpu: !CPU, flashAttn: true, dtw: false } as const;
 const DECODE: TranscribeOptions = {
   language: 'en',
   threads: THREADS,
-  beamSize: 1,
-  bestOf: 1,
-  temperature: 0,
-  temperatureIncrement: 0,
+  ...GREEDY,
   wordTimestamps: false,
   rawTokens: true,
   // Exactly one encoder pass per window: with random weights whisper.cpp's seek otherwise follows

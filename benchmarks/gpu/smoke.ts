@@ -24,7 +24,7 @@ import { basename, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { AsrResult, LoadOptions, RawToken, TranscribeOptions, WhisperModel } from '../../engine/asr/index.ts';
-import { tiledWindow } from '../lib/batched.ts';
+import { GREEDY, tiledWindow } from '../lib/batched.ts';
 import { round, writeResult } from '../lib/report.ts';
 import { median } from '../lib/stats.ts';
 import { readWav16k } from '../lib/wav.ts';
@@ -64,10 +64,7 @@ const BASE: LoadOptions = { useGpu: !CPU, flashAttn: true, dtw: false, batchThre
 const DECODE: TranscribeOptions = {
   language: 'en',
   threads: THREADS,
-  beamSize: 1,
-  bestOf: 1,
-  temperature: 0,
-  temperatureIncrement: 0,
+  ...GREEDY,
   rawTokens: true,
   singleSegment: true,
   benchmarkExactTokens: TOKENS,

@@ -17,6 +17,9 @@ import type { AsrResult, LoadOptions, TranscribeOptions, WhisperModel } from '..
 export const WINDOW_SEC = 30;
 export const WINDOWS_PER_HOUR = 3600 / WINDOW_SEC;
 
+/** Greedy decoding with no temperature fallback: one decode per pass, as the peers and whisper-cli's `-bs 1 -bo 1` run. */
+export const GREEDY = { beamSize: 1, bestOf: 1, temperature: 0, temperatureIncrement: 0 } as const;
+
 /** Load options with the batched decoder's size (engine/asr `LoadOptions.batchSize`). */
 export type BatchLoadOptions = LoadOptions;
 
