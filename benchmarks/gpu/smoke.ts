@@ -72,14 +72,14 @@ const DECODE: TranscribeOptions = {
 const ids = (r: AsrResult) => (r.tokens ?? []).map((seg) => seg.map((t) => t.id).join(',')).join(';');
 const log = (s: string) => console.log(`[smoke ${new Date().toISOString().slice(11, 19)}] ${s}`);
 
-interface Check {
+/** What a check saw: its verdict and whatever it measured. */
+interface Seen {
   ok: boolean;
-  ms: number;
   [k: string]: unknown;
 }
-const checks: Record<string, Check | { ok: false; error: string }> = {};
+const checks: Record<string, (Seen & { ms: number }) | { ok: false; error: string }> = {};
 
-async function check(name: string, fn: () => Promise<Omit<Check, 'ms'>>) {
+async function check(name: string, fn: () => Promise<Seen>) {
   const t0 = performance.now();
   try {
     const r = await fn();
