@@ -91,7 +91,10 @@ const env = {
     `suppressions=${join(root, 'scripts/tsan/tsan.supp')}`,
     `log_path=${join(logDir, 'report')}`,
     'second_deadlock_stack=1',
-    'history_size=4',
+    // The most TSan keeps, about 4M memory accesses per thread (4 kept 512K): the earlier access of a
+    // race is printed only while it is that recent. A step's graph makes millions, so an access early
+    // in one can still come out as "[failed to restore the stack]" (engine/asr/README.md, ThreadSanitizer).
+    'history_size=7',
   ].join(' '),
   WHISPER_ADDON_TSAN: join(outDir, 'whisper_addon.node'),
 };
