@@ -151,7 +151,7 @@ log "model $model → $model_path"
 if [[ $smoke -eq 1 ]]; then
   # The model's DTW preset: synthetic-large-v3 → large.v3, synthetic-tiny → tiny.
   preset="${model#synthetic-}"
-  smoke_args=(--model "$model_path" --wav "$bundle/fixtures/jfk.wav" --dtw "${preset//-/.}")
+  smoke_args=(--model "$model_path" --model-name "$model" --wav "$bundle/fixtures/jfk.wav" --dtw "${preset//-/.}")
   [[ $cpu -eq 1 ]] && smoke_args+=(--cpu)
   [[ -n "$out" ]] && smoke_args+=(--out "$out")
   log "smoke: benchmarks/gpu/smoke.ts ${smoke_args[*]}"

@@ -14,7 +14,8 @@
  *     one 20 ms frame); and the same with 4 calls in flight on a batched DTW model against that model
  *     alone (batched DTW must not move a time).
  *
- *   node benchmarks/gpu/smoke.ts --model PATH --wav jfk.wav [--tokens 100] [--cpu] [--out DIR]
+ *   node benchmarks/gpu/smoke.ts --model PATH --wav jfk.wav [--model-name NAME] [--dtw PRESET] [--tokens 100]
+ *       [--cpu] [--out DIR]
  * Writes benchmarks/results/gpu-smoke-<device>-<model>.json (and copies it to --out). Exits 0 when every
  * check passed, 1 when one failed (the JSON says which). Imports no package (lib/import-closure.test.ts).
  */
@@ -32,6 +33,7 @@ import { readWav16k } from '../lib/wav.ts';
 const { values } = parseArgs({
   options: {
     model: { type: 'string' },
+    'model-name': { type: 'string' },
     wav: { type: 'string' },
     tokens: { type: 'string', default: '100' },
     dtw: { type: 'string', default: 'large.v3' },
@@ -41,6 +43,7 @@ const { values } = parseArgs({
 });
 if (!values.model || !values.wav) throw new Error('--model and --wav are required (see the header of gpu/smoke.ts)');
 const MODEL = values.model;
+const MODEL_NAME = values['model-name'] ?? basename(MODEL).replace(/^ggml-|\.bin$/g, '');
 const CPU = values.cpu;
 const TOKENS = Number(values.tokens);
 const BATCH = 8;
@@ -252,11 +255,11 @@ function device(): string {
       .replace(/[^a-z0-9]+/g, '-') || 'gpu'
   );
 }
-const name = `gpu-smoke-${device()}-${basename(MODEL).replace(/^ggml-|\.bin$/g, '')}`;
+const name = `gpu-smoke-${device()}-${MODEL_NAME}`;
 const failed = Object.entries(checks)
   .filter(([, c]) => !c.ok)
   .map(([k]) => k);
-const path = writeResult(name, { model: basename(MODEL), tokens: TOKENS, info, checks, failed });
+const path = writeResult(name, { model: MODEL_NAME, tokens: TOKENS, info, checks, failed });
 if (values.out) {
   mkdirSync(values.out, { recursive: true });
   copyFileSync(path, join(values.out, basename(path)));
