@@ -2,6 +2,7 @@
 
 import { addon } from './addon.ts';
 import { batchParams, checkBatchAttention } from './batching.ts';
+import type { LoadOptions } from './types.ts';
 import { checkBool, checkInt, checkNum, defaultThreads, invalid, MAX_THREADS } from './validate.ts';
 
 /** The language codes whisper.cpp knows, read from the addon on first use. */
@@ -22,6 +23,9 @@ const DTW_PRESETS = new Set([
   'large.v3',
   'large.v3.turbo',
 ]);
+
+/** LoadOptions.testFault's values (tests only). */
+const TEST_FAULTS = new Set(['perturb-slot', 'hold', 'plain-attention']);
 
 function checkLanguage(v: unknown): string | undefined {
   if (v === undefined || v === 'auto') return undefined;
@@ -119,18 +123,18 @@ export function loadParams(o: Record<string, unknown>) {
   const gpuDevice = checkInt('gpuDevice', o.gpuDevice, 0, 64) ?? 0;
   const verbose = checkBool('verbose', o.verbose);
   const onGpu = useGpu && addon().gpuDevices() > gpuDevice;
-  // On a GPU DTW stays opt-in until the flash-attention DTW pass (patches/0006) has run on a card: a
-  // DTW pass that fails asserts in whisper.cpp and would take the process down (README, "DTW").
-  const dtw = o.dtw ?? (onGpu ? false : 'auto');
+  // DTW word times on every backend: with flash attention on, the DTW pass attends without it
+  // (patches/0006), as openai-whisper's alignment pass does (README, "DTW and flash attention").
+  const dtw = o.dtw ?? 'auto';
   if (dtw !== false && dtw !== 'auto' && !(typeof dtw === 'string' && DTW_PRESETS.has(dtw))) {
     throw invalid(`dtw must be 'auto', false or one of ${[...DTW_PRESETS].join(', ')}.`);
   }
   const batching = batchParams(o);
   const selfCheck = checkBool('selfCheck', o.selfCheck) ?? true;
-  if (o.testFault !== undefined && o.testFault !== 'perturb-slot' && o.testFault !== 'hold') {
-    throw invalid("testFault must be 'perturb-slot' or 'hold'.");
+  if (o.testFault !== undefined && !TEST_FAULTS.has(o.testFault as string)) {
+    throw invalid(`testFault must be one of ${[...TEST_FAULTS].join(', ')}.`);
   }
-  const testFault = o.testFault as 'perturb-slot' | 'hold' | undefined;
+  const testFault = o.testFault as LoadOptions['testFault'];
   // On by default on a GPU (where it is much faster), off on the CPU (where the parity tests hold the
   // addon to whisper-cli's non-flash path); DTW works with either (patches/0006).
   const flashAttn = checkBool('flashAttn', o.flashAttn) ?? onGpu;

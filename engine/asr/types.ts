@@ -73,9 +73,11 @@ export interface LoadOptions {
    * Tests only. 'perturb-slot' makes every batched step that serves two or more windows hand the
    * second its logits negated, as a batching bug would; its self-check is never shared. 'hold' keeps
    * every decoder step and encoder pass queued until `releaseTestHold()` (no self-check), so a test can
-   * act while a window waits in the batcher.
+   * act while a window waits in the batcher. 'plain-attention' makes the batcher's graphs
+   * (batched encoder, per-call steps) attend without flash attention while the caches keep its layout,
+   * so the DTW parity test can hold the flash-attention DTW pass to whisper-cli's on the same tokens.
    */
-  testFault?: 'perturb-slot' | 'hold';
+  testFault?: 'perturb-slot' | 'hold' | 'plain-attention';
 }
 
 /** The outcome of a batched setup's self-check (one per backend and setup, per process). */

@@ -255,6 +255,7 @@ Napi::Value Load(const Napi::CallbackInfo& info) {
   bp.encode_gather_wait_us = GetNumber<int>(o, "encodeGatherUs", bp.encode_gather_wait_us);
   bp.fault_perturb_slot = GetString(o, "testFault", "") == "perturb-slot";
   bp.test_hold = GetString(o, "testFault", "") == "hold";
+  bp.test_plain_attention = GetString(o, "testFault", "") == "plain-attention";
   bp.share_compute = GetBool(o, "shareCompute", bp.share_compute);
   auto job = std::make_shared<LoadJob>(env, info[0].As<Napi::String>().Utf8Value(), cp, dtw, batch_size,
                                        cpu_batch_default, bp);

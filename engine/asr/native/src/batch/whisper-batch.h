@@ -44,6 +44,11 @@ struct whisper_batcher_params {
   // Tests only: neither thread takes a step or an encoder pass until whisper_batcher_test_release, so a
   // test can cancel a call while its request is queued, as an event rather than a race.
   bool test_hold = false;
+  // Tests only: the batcher's graphs (the batched encoder and per-call decoder steps; no slotted
+  // attention) attend without flash attention while the caches keep flash attention's layout, so a
+  // flash-attention context decodes what a non-flash one does. The DTW parity test uses it to hold
+  // the DTW pass (patches/0006), which reads those caches, to whisper-cli's own DTW on the same tokens.
+  bool test_plain_attention = false;
   // Shared compute (whisper-batch-shared.inc): the states of attached calls reserve no compute buffers
   // and borrow the batcher's one set for the passes they compute themselves (an encoder pass alone, the
   // DTW pass, language detection), one pass at a time. A window then costs its caches alone, not a
