@@ -49,6 +49,14 @@ describe('compareCanary', () => {
     expect(compareCanary('w', r(5), r(6))).toEqual(['w segment 0 token 0: id 5 alone, 6 batched']);
     expect(compareCanary('w', r(5, 0), r(5, 0.02))).toEqual(['w segment 0 token 0: t0 0 alone, 0.02 batched']);
   });
+  it('DTW times: within one 20 ms frame agree; further apart, or present on one side only, differ', () => {
+    const d = (tDtw?: number) => ({ tokens: [[{ id: 5, t0: 0, t1: 1, tDtw }]], segments: [{ start: 0, end: 1 }] });
+    expect(compareCanary('w', d(1.24), d(1.24))).toEqual([]);
+    expect(compareCanary('w', d(1.24), d(1.26))).toEqual([]);
+    expect(compareCanary('w', d(1.24), d(1.28))).toEqual(['w segment 0 token 0: tDtw 1.24 alone, 1.28 batched']);
+    expect(compareCanary('w', d(1.24), d())).toEqual(['w segment 0 token 0: tDtw 1.24 alone, undefined batched']);
+    expect(compareCanary('w', d(), d())).toEqual([]);
+  });
 });
 
 describe('self-check on first use', () => {

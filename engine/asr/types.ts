@@ -11,13 +11,12 @@ export interface LoadOptions {
   gpuDevice?: number;
   /**
    * Flash attention (faster, especially on GPU). Default: on a GPU, off on the CPU. It combines with
-   * DTW: the DTW pass computes the alignment heads' weights beside it (native/patches/0006).
+   * DTW: the DTW pass alone attends without it (native/patches/0006).
    */
   flashAttn?: boolean;
   /**
-   * DTW word timing, with or without flash attention. Default 'auto' on the CPU; false on a GPU until
-   * the flash-attention DTW pass has been measured on a card (engine/asr/README.md, "DTW").
-   * 'auto' picks whisper.cpp's alignment-head preset from the model's
+   * DTW word timing, with or without flash attention (engine/asr/README.md, "DTW and flash
+   * attention"). Default 'auto' on every backend. 'auto' picks whisper.cpp's alignment-head preset from the model's
    * shape; a preset name as whisper-cli's --dtw takes it ('tiny', 'base.en', 'large.v3', ...);
    * false uses whisper's token timestamps only.
    */

@@ -5,8 +5,9 @@
  * name keeps it out of vitest.config.ts); the races it looks for are TSan's to find.
  *
  * - per-call attention with the batched encoder, one window cancelled mid-batch;
- * - slotted attention (its slot flags and the caches states share with their slots), a beam search
- *   beside greedy windows, one window cancelled mid-batch;
+ * - slotted attention (its slot flags and the caches states share with their slots) with DTW (each
+ *   window's DTW pass, on a lent compute set, over its slot's caches while the others step), a beam
+ *   search beside greedy windows, one window cancelled mid-batch;
  * - a call aborted while it waits for a slot;
  * - an unbatched transcription aborted while it runs.
  */
@@ -36,13 +37,13 @@ beforeAll(async () => {
 });
 
 async function aloneThenBatched(
-  load: { flashAttn: boolean; batchAttention: 'per-call' | 'slotted' },
+  load: { flashAttn: boolean; batchAttention: 'per-call' | 'slotted'; dtw: 'tiny' | false },
   subset: typeof windows,
 ): Promise<void> {
-  const solo = await WhisperModel.load(modelPath, { useGpu: false, dtw: false, flashAttn: load.flashAttn });
+  const solo = await WhisperModel.load(modelPath, { useGpu: false, dtw: load.dtw, flashAttn: load.flashAttn });
   const model = await WhisperModel.load(modelPath, {
     useGpu: false,
-    dtw: false,
+    dtw: load.dtw,
     flashAttn: load.flashAttn,
     batchSize: subset.length,
     batchThreads: 1,
@@ -64,6 +65,8 @@ async function aloneThenBatched(
     const results = await Promise.all(rest);
     const ids = (r: AsrResult) => r.tokens!.flat().map((t) => t.id);
     expect(results.map(ids)).toEqual(ref.slice(1).map(ids));
+    const times = (r: AsrResult) => r.tokens!.flat().map((t) => t.tDtw);
+    expect(results.map(times)).toEqual(ref.slice(1).map(times));
   } finally {
     await Promise.all([solo.close(), model.close()]);
   }
@@ -71,11 +74,11 @@ async function aloneThenBatched(
 
 describe('batcher threads under TSan', () => {
   it('per-call attention, batched encoder, one window cancelled', async () => {
-    await aloneThenBatched({ flashAttn: false, batchAttention: 'per-call' }, windows);
+    await aloneThenBatched({ flashAttn: false, batchAttention: 'per-call', dtw: false }, windows);
   });
 
-  it('slotted attention, a beam beside greedy windows, one window cancelled', async () => {
-    await aloneThenBatched({ flashAttn: true, batchAttention: 'slotted' }, windows);
+  it('slotted attention with DTW, a beam beside greedy windows, one window cancelled', async () => {
+    await aloneThenBatched({ flashAttn: true, batchAttention: 'slotted', dtw: 'tiny' }, windows);
   });
 
   it('a call aborted while waiting for a slot', async () => {
