@@ -15,13 +15,14 @@
  *     tokens/s, s/audio-hour at the measured tokens per window and at exactly --tokens; ratios to the
  *     transformers peer at the same B (--peer, the JSON of gpu/peer-transformers.py from the same run).
  *     The windows' encoder passes go through the batched encoder (--encode-batch, default auto), whose
- *     ms per window the row records.
+ *     ms per window the row records. Unless --no-dtw, each B's capped run again on a model loaded
+ *     with DTW on (word timestamps, the default): what DTW's extra decoder pass costs at that B.
  *  5. The analytical model: s/audio-hour = 120 × (enc + 100 × dec) / speed-up, against anchors, the
  *     H100 floor and the targets.
  *
  *   node benchmarks/gpu/bench.ts --bench PATH --cli PATH --model PATH --wav jfk.wav [--model-name NAME]
  *       [--runs 5] [--threads 4] [--windows 16] [--concurrency 1,2,4,8] [--batch-sizes 1,8,24,64]
- *       [--batch-windows W] [--batch-runs N] [--encode-batch auto|N] [--tokens 100] [--peer peer.json] [--batch-only]
+ *       [--batch-windows W] [--batch-runs N] [--encode-batch auto|N] [--tokens 100] [--peer peer.json] [--batch-only] [--no-dtw]
  *       [--cpu] [--quick]
  *       [--out DIR]
  * --batch-only skips whisper-bench without flash attention, whisper-cli and the parallel states.
@@ -82,6 +83,7 @@ const { values } = parseArgs({
     tokens: { type: 'string', default: '100' },
     peer: { type: 'string' },
     'batch-only': { type: 'boolean', default: false },
+    'no-dtw': { type: 'boolean', default: false },
     cpu: { type: 'boolean', default: false },
     quick: { type: 'boolean', default: false },
     out: { type: 'string' },
@@ -105,6 +107,8 @@ const ENCODE_BATCH: number | 'auto' = values['encode-batch'] === 'auto' ? 'auto'
 const TOKENS = Number(values.tokens);
 /** Only whisper-bench (flash attention) and the batched sweep: for a host with a per-command time limit. */
 const BATCH_ONLY = values['batch-only'];
+/** Each B's capped run again with DTW word timestamps (the default), unless --no-dtw or no cap. */
+const DTW = !values['no-dtw'] && TOKENS > 0;
 const MODEL = values.model as string;
 const MODEL_NAME = values['model-name'] ?? basename(MODEL).replace(/^ggml-|\.bin$/g, '');
 const gpuFlag = CPU ? ['-ng'] : [];
@@ -367,6 +371,7 @@ async function measureBatch(asr: Asr, win: Float32Array, b: number) {
       memory: 'windowBytes' in model ? windowMb(model.windowBytes()) : null,
       /** s/h at exactly `tokensPerWindow` tokens per window (the transformers peer's count). */
       atTargetTokens: atTokens ? { tokensPerWindow: TOKENS, ...atTokens } : null,
+      dtw: null as Awaited<ReturnType<typeof measureDtw>> | { error: string } | null,
     };
     console.log(
       `batch ${b} (reported ${reported ?? 'none'}): ${windows} windows, free ${f.wallMs.median} ms ` +
@@ -375,7 +380,57 @@ async function measureBatch(asr: Asr, win: Float32Array, b: number) {
         (atTokens ? `; at ${TOKENS} tokens/window ${atTokens.secPerAudioHour} s/h` : '') +
         (encoder ? `; encoder ${encoder.msPerWindow} ms/window (up to ${encoder.maxInGraph} per graph)` : ''),
     );
+    await model.close();
+    if (DTW && c) {
+      // A failure here (out of memory for the DTW graph, say) is recorded, not allowed to lose the row.
+      row.dtw = await measureDtw(asr, win, b, windows, c).catch((err: Error) => {
+        notes.push(`batch ${b} with DTW failed: ${err.message}`);
+        return { error: err.message };
+      });
+    }
     return row;
+  } finally {
+    await model.close();
+  }
+}
+
+/**
+ * What DTW word timestamps cost at B: the capped run again (the same windows and tokens) on a model
+ * loaded with DTW on, as it is by default on every backend since the DTW pass attends without flash
+ * attention (engine/asr/README.md, "DTW and flash attention"): one extra decoder pass per window over
+ * its final tokens, computing only the alignment heads. Measured after the model without DTW has
+ * closed, so the two never share the device; `costRatio` is the ratio of the two capped medians.
+ */
+async function measureDtw(asr: Asr, win: Float32Array, b: number, windows: number, without: ReturnType<typeof series>) {
+  const opts: TranscribeOptions = { ...DECODE, wordTimestamps: true, benchmarkExactTokens: TOKENS };
+  const model = await asr.WhisperModel.load(MODEL, {
+    ...withBatchSize({ ...LOAD, dtw: 'auto' }, b),
+    batchThreads: THREADS,
+    ...(b > 1 ? { encodeBatch: ENCODE_BATCH } : {}),
+  });
+  try {
+    // The warm-up (this B's shapes, the DTW graph's allocation) also shows that DTW ran: every token
+    // of the probe carries a DTW time.
+    const probe = await model.transcribe(win, opts);
+    const timed = (probe.tokens ?? []).flat().filter((t) => t.tDtw !== undefined).length;
+    await runInFlight(model, win, opts, b, b);
+    const runs: InFlightRun[] = [];
+    for (let r = 0; r < BATCH_RUNS; r++) runs.push(await runInFlight(model, win, opts, b, windows));
+    const d = series(runs);
+    console.log(
+      `batch ${b} with DTW: capped ${d.wallMs.median} ms (${d.secPerAudioHour} s/h, ` +
+        `${round(d.wallMs.median / without.wallMs.median, 3)}× without DTW)`,
+    );
+    return {
+      dtw: model.info.dtw ?? null,
+      probeTokens: tokensOf(probe),
+      probeTokensWithDtwTime: timed,
+      ...d,
+      /** Token ids equal the capped run's without DTW: the pass must not change what is decoded. */
+      sameTokensAsWithout: same(d.tokenDigests, without.tokenDigests),
+      /** DTW's capped median over the capped median without it: 1.05 means DTW adds 5 %. */
+      costRatio: round(d.wallMs.median / without.wallMs.median, 3),
+    };
   } finally {
     await model.close();
   }
@@ -455,6 +510,9 @@ const comparison = BATCH_SIZES.map((b) => {
     transformersError: theirs?.error ?? null,
     /** ours / transformers at the same B and tokens per window: below 1, ours is faster. */
     oursOverTransformers: secPerHourRatio(oursAt, theirs?.sec_per_audio_hour),
+    // The capped run with DTW word timestamps on (the default), and its ratio to the capped run without.
+    oursWithDtwSecPerHourCapped: ours?.dtw && 'costRatio' in ours.dtw ? ours.dtw.secPerAudioHour : null,
+    dtwCostRatio: ours?.dtw && 'costRatio' in ours.dtw ? ours.dtw.costRatio : null,
     // The committed H100 anchor (results/gpu-h100-2026-11-22/), only meaningful on an H100.
     oursOverTransformersAnchor2026_11_22: CPU ? null : secPerHourRatio(oursAt, anchorTransformers[b]),
     oursOverFloor: CPU ? null : secPerHourRatio(oursAt, H100_FLOOR.totalSecPerHour),
@@ -539,6 +597,15 @@ const batchGroups: BarGroup[] = comparison.map((c) => ({
       : []),
     ...(c.oursSecPerHourMeasured != null
       ? [{ label: `ours at ${c.oursTokensPerWindow} tokens (measured)`, median: c.oursSecPerHourMeasured }]
+      : []),
+    ...(c.oursWithDtwSecPerHourCapped != null
+      ? [
+          {
+            label: `ours at ${TOKENS} tokens with DTW (capped run)`,
+            median: c.oursWithDtwSecPerHourCapped,
+            note: `${c.oursWithDtwSecPerHourCapped} s/h; ×${c.dtwCostRatio} the capped run without DTW`,
+          },
+        ]
       : []),
     ...(c.transformersSecPerHour != null
       ? [
