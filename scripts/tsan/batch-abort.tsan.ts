@@ -16,7 +16,17 @@ import { type AsrResult, type TranscribeOptions, WhisperModel } from '../../engi
 import { decodePcm, syntheticTiny } from '../../engine/asr/test-support.ts';
 import { fixture } from '../../test-support/fixtures.ts';
 
-const COMMON: TranscribeOptions = { language: 'en', rawTokens: true, temperatureIncrement: 0, threads: 1 };
+// At most 32 tokens a pass: a random-weight model otherwise decodes to the context's end (≈ 220 tokens)
+// on every window, and under TSan that took each batcher case past 20 minutes on a 2-core AMD EPYC
+// (2026-11-26). 32 tokens still give every window tens of shared steps, each crossing the same
+// threads, locks and caches as a long decode does.
+const COMMON: TranscribeOptions = {
+  language: 'en',
+  rawTokens: true,
+  temperatureIncrement: 0,
+  threads: 1,
+  maxTokens: 32,
+};
 
 function slice(rel: string, fromSec: number, toSec: number): Float32Array {
   const all = decodePcm(fixture(rel));

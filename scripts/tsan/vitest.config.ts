@@ -6,8 +6,8 @@ export default defineConfig({
   test: {
     include: ['scripts/tsan/*.tsan.ts', 'engine/**/*.test.ts'],
     setupFiles: ['scripts/tsan/setup.ts'],
-    testTimeout: 1_200_000,
-    hookTimeout: 1_200_000,
+    testTimeout: 2_400_000,
+    hookTimeout: 2_400_000,
     pool: 'forks',
     maxWorkers: 1,
   },
