@@ -42,7 +42,6 @@ interface GpuResult {
   batched: {
     rows: Array<{
       batchSize: number;
-      encoder: { msPerWindow: number } | null;
       atTargetTokens: { secPerAudioHour: number; msPerTokenPerWindow?: number } | null;
     }>;
   } | null;
@@ -64,6 +63,8 @@ const windows = CANARY_WINDOWS.map((w) => {
   return { seconds: w.seconds, passes: Math.ceil(w.seconds / 30), callsPerPass: tokens + 1 };
 });
 const passes = windows.reduce((n, w) => n + w.passes, 0);
+/** Every pass runs twice, alone and batched, and each run has one encoder pass and, with DTW, one DTW pass. */
+const twicePasses = 2 * passes;
 const aloneCalls = windows.reduce((n, w) => n + w.passes * w.callsPerPass, 0);
 const rounds = Math.max(...windows.map((w) => w.passes));
 let batchedSteps = 0;
@@ -75,9 +76,9 @@ for (let k = 0; k < rounds; k++) {
 // card (B = 1's per-token cost from the fit of its free and capped runs: the graph plus the host's
 // logit filtering and sampling). A batched step of two windows is priced as one call.
 const encMs = run.whisperBench.flashAttn.encMsPerWindow.median;
-const encoderMs = 2 * passes * encMs;
+const encoderMs = twicePasses * encMs;
 const decoderMs = (aloneCalls + batchedSteps) * perCallMs;
-const dtwMs = 2 * passes * perCallMs;
+const dtwMs = twicePasses * perCallMs;
 const totalMs = encoderMs + decoderMs + dtwMs;
 const BAR = 0.02;
 
@@ -103,7 +104,7 @@ const out = writeResult(`self-check-cost-${slug}`, {
   source: basename(path),
   device,
   model: run.model,
-  canary: { windows, encoderPasses: 2 * passes, aloneDecoderCalls: aloneCalls, batchedSteps, dtwPasses: 2 * passes },
+  canary: { windows, encoderPasses: twicePasses, aloneDecoderCalls: aloneCalls, batchedSteps, dtwPasses: twicePasses },
   prices: { encoderMsPerPass: encMs, decoderMsPerCall: round(perCallMs, 3) },
   costMs: {
     encoder: round(encoderMs, 1),
@@ -117,9 +118,9 @@ const out = writeResult(`self-check-cost-${slug}`, {
 
 console.log(`${device}, ${run.model} (${basename(path)})`);
 console.log(
-  `canary: ${2 * passes} encoder passes × ${encMs} ms = ${round(encoderMs, 1)} ms; ` +
+  `canary: ${twicePasses} encoder passes × ${encMs} ms = ${round(encoderMs, 1)} ms; ` +
     `${aloneCalls} decoder calls alone + ${batchedSteps} batched steps × ${round(perCallMs, 2)} ms = ${round(decoderMs, 1)} ms; ` +
-    `${2 * passes} DTW passes = ${round(dtwMs, 1)} ms; total ${round(totalMs, 1)} ms`,
+    `${twicePasses} DTW passes = ${round(dtwMs, 1)} ms; total ${round(totalMs, 1)} ms`,
 );
 console.table(perBatch);
 console.log(`wrote ${out}`);

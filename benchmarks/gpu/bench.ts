@@ -277,6 +277,19 @@ async function parallelStates(asr: Asr, win: Float32Array) {
   }
 }
 
+/**
+ * A batched model's load options at B: the batcher's threads as the calls' own (whisper.cpp's CPU
+ * flash-attention kernel splits its work by thread count, so a different count alone changes the last
+ * bits: engine/asr/batch.test.ts), and the batched encoder when B > 1.
+ */
+function batchLoad(b: number, dtw: false | 'auto' = false) {
+  return {
+    ...withBatchSize({ ...LOAD, dtw }, b),
+    batchThreads: THREADS,
+    ...(b > 1 ? { encodeBatch: ENCODE_BATCH } : {}),
+  };
+}
+
 /** One series of in-flight runs at one batch size, summarised. */
 function series(runs: InFlightRun[]) {
   const windows = runs[0]?.windows ?? 0;
@@ -306,13 +319,7 @@ function series(runs: InFlightRun[]) {
 async function measureBatch(asr: Asr, win: Float32Array, b: number) {
   const capped: TranscribeOptions = { ...DECODE, benchmarkExactTokens: TOKENS };
   const windows = BATCH_WINDOWS ?? Math.max(QUICK ? 4 : 16, 2 * b);
-  // The batcher's threads as the calls' own: whisper.cpp's CPU flash-attention kernel splits its work
-  // by thread count, so a different count alone changes the last bits (engine/asr/batch.test.ts).
-  const model = await asr.WhisperModel.load(MODEL, {
-    ...withBatchSize(LOAD, b),
-    batchThreads: THREADS,
-    ...(b > 1 ? { encodeBatch: ENCODE_BATCH } : {}),
-  });
+  const model = await asr.WhisperModel.load(MODEL, batchLoad(b));
   try {
     if (!onGpuOrNote(model, `batch ${b}`)) return undefined;
     const reported = reportedBatchSize(model);
@@ -371,7 +378,6 @@ async function measureBatch(asr: Asr, win: Float32Array, b: number) {
       memory: 'windowBytes' in model ? windowMb(model.windowBytes()) : null,
       /** s/h at exactly `tokensPerWindow` tokens per window (the transformers peer's count). */
       atTargetTokens: atTokens ? { tokensPerWindow: TOKENS, ...atTokens } : null,
-      dtw: null as Awaited<ReturnType<typeof measureDtw>> | { error: string } | null,
     };
     console.log(
       `batch ${b} (reported ${reported ?? 'none'}): ${windows} windows, free ${f.wallMs.median} ms ` +
@@ -380,14 +386,6 @@ async function measureBatch(asr: Asr, win: Float32Array, b: number) {
         (atTokens ? `; at ${TOKENS} tokens/window ${atTokens.secPerAudioHour} s/h` : '') +
         (encoder ? `; encoder ${encoder.msPerWindow} ms/window (up to ${encoder.maxInGraph} per graph)` : ''),
     );
-    await model.close();
-    if (DTW && c) {
-      // A failure here (out of memory for the DTW graph, say) is recorded, not allowed to lose the row.
-      row.dtw = await measureDtw(asr, win, b, windows, c).catch((err: Error) => {
-        notes.push(`batch ${b} with DTW failed: ${err.message}`);
-        return { error: err.message };
-      });
-    }
     return row;
   } finally {
     await model.close();
@@ -398,16 +396,12 @@ async function measureBatch(asr: Asr, win: Float32Array, b: number) {
  * What DTW word timestamps cost at B: the capped run again (the same windows and tokens) on a model
  * loaded with DTW on, as it is by default on every backend since the DTW pass attends without flash
  * attention (engine/asr/README.md, "DTW and flash attention"): one extra decoder pass per window over
- * its final tokens, computing only the alignment heads. Measured after the model without DTW has
- * closed, so the two never share the device; `costRatio` is the ratio of the two capped medians.
+ * its final tokens, computing only the alignment heads. `costRatio` is the ratio of the two capped
+ * medians.
  */
 async function measureDtw(asr: Asr, win: Float32Array, b: number, windows: number, without: ReturnType<typeof series>) {
   const opts: TranscribeOptions = { ...DECODE, wordTimestamps: true, benchmarkExactTokens: TOKENS };
-  const model = await asr.WhisperModel.load(MODEL, {
-    ...withBatchSize({ ...LOAD, dtw: 'auto' }, b),
-    batchThreads: THREADS,
-    ...(b > 1 ? { encodeBatch: ENCODE_BATCH } : {}),
-  });
+  const model = await asr.WhisperModel.load(MODEL, batchLoad(b, 'auto'));
   try {
     // The warm-up (this B's shapes, the DTW graph's allocation) also shows that DTW ran: every token
     // of the probe carries a DTW time.
@@ -417,9 +411,9 @@ async function measureDtw(asr: Asr, win: Float32Array, b: number, windows: numbe
     const runs: InFlightRun[] = [];
     for (let r = 0; r < BATCH_RUNS; r++) runs.push(await runInFlight(model, win, opts, b, windows));
     const d = series(runs);
+    const costRatio = round(d.wallMs.median / without.wallMs.median, 3);
     console.log(
-      `batch ${b} with DTW: capped ${d.wallMs.median} ms (${d.secPerAudioHour} s/h, ` +
-        `${round(d.wallMs.median / without.wallMs.median, 3)}× without DTW)`,
+      `batch ${b} with DTW: capped ${d.wallMs.median} ms (${d.secPerAudioHour} s/h, ${costRatio}× without DTW)`,
     );
     return {
       dtw: model.info.dtw ?? null,
@@ -429,7 +423,7 @@ async function measureDtw(asr: Asr, win: Float32Array, b: number, windows: numbe
       /** Token ids equal the capped run's without DTW: the pass must not change what is decoded. */
       sameTokensAsWithout: same(d.tokenDigests, without.tokenDigests),
       /** DTW's capped median over the capped median without it: 1.05 means DTW adds 5 %. */
-      costRatio: round(d.wallMs.median / without.wallMs.median, 3),
+      costRatio,
     };
   } finally {
     await model.close();
@@ -442,7 +436,17 @@ async function batchedSweep(asr: Asr, win: Float32Array) {
     // One batch size failing (out of memory with B parallel states, say) must not lose the others.
     try {
       const row = await measureBatch(asr, win, b);
-      if (row) rows.push(row);
+      if (!row) continue;
+      // After measureBatch has closed its model, so the two never share the device. A failure here
+      // (out of memory for the DTW graph, say) is recorded in the row, not allowed to lose it.
+      const dtw =
+        DTW && row.capped
+          ? await measureDtw(asr, win, b, row.windows, row.capped).catch((err: Error) => {
+              notes.push(`batch ${b} with DTW failed: ${err.message}`);
+              return { error: err.message };
+            })
+          : null;
+      rows.push({ ...row, dtw });
     } catch (err) {
       notes.push(`batch ${b} failed: ${(err as Error).message}`);
       console.error(`batch ${b} failed:`, err);
@@ -495,6 +499,7 @@ if (BATCH_SIZES.length && !peer.ok) notes.push(`transformers peer: ${peer.error 
 const anchorTransformers = TRANSFORMERS_H100_2026_11_22.secPerHour as Record<number, number>;
 const comparison = BATCH_SIZES.map((b) => {
   const ours = batched.find((r) => r.batchSize === b);
+  const dtw = ours?.dtw && 'costRatio' in ours.dtw ? ours.dtw : undefined;
   const oursAt = ours?.atTargetTokens?.secPerAudioHour ?? null;
   const theirs = peer.ok ? peer.rows?.find((r) => r.batch === b) : undefined;
   return {
@@ -511,8 +516,8 @@ const comparison = BATCH_SIZES.map((b) => {
     /** ours / transformers at the same B and tokens per window: below 1, ours is faster. */
     oursOverTransformers: secPerHourRatio(oursAt, theirs?.sec_per_audio_hour),
     // The capped run with DTW word timestamps on (the default), and its ratio to the capped run without.
-    oursWithDtwSecPerHourCapped: ours?.dtw && 'costRatio' in ours.dtw ? ours.dtw.secPerAudioHour : null,
-    dtwCostRatio: ours?.dtw && 'costRatio' in ours.dtw ? ours.dtw.costRatio : null,
+    oursWithDtwSecPerHourCapped: dtw?.secPerAudioHour ?? null,
+    dtwCostRatio: dtw?.costRatio ?? null,
     // The committed H100 anchor (results/gpu-h100-2026-11-22/), only meaningful on an H100.
     oursOverTransformersAnchor2026_11_22: CPU ? null : secPerHourRatio(oursAt, anchorTransformers[b]),
     oursOverFloor: CPU ? null : secPerHourRatio(oursAt, H100_FLOOR.totalSecPerHour),
