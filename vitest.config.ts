@@ -1,18 +1,36 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * `npm test`: every suite but the soaks (`*.long.test.ts`, run by `npm run test:long`; see
+ * vitest.long.config.ts). Each run also writes vitest's JSON report to .test-output/vitest.json,
+ * from which `node scripts/test-durations.ts` prints the slowest files (CI prints the ten slowest).
+ */
+export const shared = {
+  exclude: ['**/node_modules/**', '**/.cache/**'],
+  // The addon, PostgreSQL and Redis, made ready once before any test file runs.
+  globalSetup: ['test-support/global-setup.ts'],
+  // Tests spawn ffmpeg and run whisper.cpp; these machines have 2 cores.
+  testTimeout: 60_000,
+  // expect.poll waits for a condition (an event seen from outside); 1 s, its default, is a
+  // race against a busy machine, and a longer bound only slows the failing case.
+  expect: { poll: { timeout: 20_000 } },
+  hookTimeout: 120_000,
+  pool: 'forks' as const,
+  maxWorkers: 2,
+  env: {
+    // ggml's CPU backend runs its threads under OpenMP, whose workers spin between graph nodes by
+    // default. Two test files at once on two cores means more threads than cores, and the spinning
+    // ones burn the CPU the others need (measured: about a third of a transcription's CPU time).
+    // Sleeping workers compute the same results. Child processes (the CLI, workers) inherit it.
+    OMP_WAIT_POLICY: 'PASSIVE',
+  },
+};
+
 export default defineConfig({
   test: {
+    ...shared,
     include: ['{engine,api,workers,models,scripts,cli,benchmarks}/**/*.test.ts'],
-    exclude: ['**/node_modules/**', '**/.cache/**'],
-    // The addon, PostgreSQL and Redis, made ready once before any test file runs.
-    globalSetup: ['test-support/global-setup.ts'],
-    // Tests spawn ffmpeg and run whisper.cpp; these machines have 2 cores.
-    testTimeout: 60_000,
-    // expect.poll waits for a condition (an event seen from outside); 1 s, its default, is a
-    // race against a busy machine, and a longer bound only slows the failing case.
-    expect: { poll: { timeout: 20_000 } },
-    hookTimeout: 120_000,
-    pool: 'forks',
-    maxWorkers: 2,
+    exclude: [...shared.exclude, '**/*.long.test.ts'],
+    reporters: ['default', ['json', { outputFile: '.test-output/vitest.json' }]],
   },
 });
