@@ -4,7 +4,7 @@
  * MEDIA_HOSTS — the same rule as POST /api/transcribe, with the same 400 codes.
  */
 
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { requireSession } from '../auth/session.ts';
 import { requireViewer } from '../media/access.ts';
 import { type DataPlaneOptions, sessionSecurity } from '../media/data-plane.ts';
@@ -12,28 +12,33 @@ import { coerceLimit, decodeCursor, encodeCursor, listWorkspace, MAX_PAGE_SIZE }
 import { resolveOwnMedia } from '../media/own-media.ts';
 import { csrfHeader, errorRef } from '../schemas.ts';
 import { checkMediaHostUrl } from '../source-url.ts';
-import type { Project } from '../storage/types.ts';
+import type { Project, Video } from '../storage/types.ts';
 
-const projectSchema = {
+export const clipSchema = {
+  type: 'object',
+  required: ['sourceUrl', 'durationSec', 'title'],
+  properties: {
+    sourceUrl: { type: 'string' },
+    durationSec: { type: 'number' },
+    title: { type: 'string' },
+    start: { type: 'number', description: 'Seconds into the source where the clip starts (absent: 0)' },
+    end: { type: 'number', description: 'Seconds into the source where the clip ends (absent: its end)' },
+  },
+} as const;
+
+export const projectSchema = {
   type: 'object',
   required: ['id', 'workspaceId', 'title', 'clips', 'createdAt'],
   properties: {
     id: { type: 'string' },
     workspaceId: { type: 'string' },
     title: { type: 'string' },
-    clips: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['sourceUrl', 'durationSec', 'title'],
-        properties: { sourceUrl: { type: 'string' }, durationSec: { type: 'number' }, title: { type: 'string' } },
-      },
-    },
+    clips: { type: 'array', items: clipSchema },
     createdAt: { type: 'string', format: 'date-time' },
   },
 } as const;
 
-const projectJson = (p: Project) => ({
+export const projectJson = (p: Project) => ({
   id: p.id,
   workspaceId: p.workspaceId,
   title: p.title,
@@ -42,6 +47,21 @@ const projectJson = (p: Project) => ({
 });
 
 const UNTITLED = 'Untitled project';
+
+/**
+ * A clip's source: a URL on our media origin (the video it names, past the viewing gates) or on a
+ * MEDIA_HOSTS host (400 codes otherwise). Answers the video for our own media, null for a host's.
+ */
+export async function checkClipSource(
+  o: DataPlaneOptions & { mediaHosts: readonly string[]; sourcePorts: readonly number[] },
+  request: FastifyRequest,
+  sourceUrl: string,
+): Promise<{ video: Video } | null> {
+  const own = await resolveOwnMedia(o, sourceUrl);
+  if (own) await requireViewer(o.storage, request, own.video);
+  else checkMediaHostUrl(sourceUrl, o.mediaHosts, { allowedPorts: o.sourcePorts });
+  return own;
+}
 
 export async function projectRoutes(
   app: FastifyInstance,
@@ -134,9 +154,7 @@ export async function projectRoutes(
       const clips: Project['clips'] = [];
       let title = body.title;
       if (body.sourceUrl !== undefined) {
-        const own = await resolveOwnMedia(o, body.sourceUrl);
-        if (own) await requireViewer(storage, request, own.video);
-        else checkMediaHostUrl(body.sourceUrl, o.mediaHosts, { allowedPorts: o.sourcePorts });
+        const own = await checkClipSource(o, request, body.sourceUrl);
         title ??= body.clipTitle ?? own?.video.title;
         clips.push({
           sourceUrl: body.sourceUrl,
