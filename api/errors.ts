@@ -100,6 +100,10 @@ export const ENGINE_STATUS: Readonly<Record<EngineErrorCode, number>> = Object.f
   MEDIA_DURATION_EXCEEDED: 413,
   DECODE_TIMEOUT: 504,
   FFMPEG_NOT_FOUND: 503,
+  EDIT_INVALID: 400,
+  // The source was read and the ranges checked: ffmpeg failing now is ours.
+  RENDER_FAILED: 500,
+  RENDER_TIMEOUT: 504,
   MODEL_NOT_AVAILABLE: 503,
   MODEL_UNKNOWN: 503,
   MODEL_CHECKSUM_MISMATCH: 503,
