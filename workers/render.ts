@@ -6,15 +6,19 @@
  * segments: the producer re-times the source's words itself.
  */
 import { rename, rm } from 'node:fs/promises';
-import { renderEdit } from '../engine/index.ts';
 import { EngineError } from '../engine/errors.ts';
+import { renderEdit } from '../engine/index.ts';
 import type { Transcript } from '../engine/types.ts';
 import type { JobContext, RenderJobSpec } from './types.ts';
 
 /** engine/edit's renderEdit, injectable for tests of the queue's side. */
 export type RenderFn = typeof renderEdit;
 
-export async function runRenderJob(spec: RenderJobSpec, ctx: JobContext, render: RenderFn = renderEdit): Promise<Transcript> {
+export async function runRenderJob(
+  spec: RenderJobSpec,
+  ctx: JobContext,
+  render: RenderFn = renderEdit,
+): Promise<Transcript> {
   if (spec.parts.length !== 1) {
     throw new EngineError('INVALID_OPTIONS', 'This worker renders one source per job.');
   }
@@ -30,7 +34,11 @@ export async function runRenderJob(spec: RenderJobSpec, ctx: JobContext, render:
       ...(spec.maxOutputSeconds !== undefined ? { maxOutputSeconds: spec.maxOutputSeconds } : {}),
     });
     await rename(partial, spec.output);
-    return { language: 'und', duration: out.duration, segments: [] };
+    return {
+      language: 'und',
+      duration: out.duration,
+      segments: out.keep.map((k) => ({ start: k.start, end: k.end, text: '0' })),
+    };
   } finally {
     await rm(partial, { force: true });
   }

@@ -62,8 +62,9 @@ export interface JobTimeRange {
 /**
  * A render instead of a transcription (edit by transcript, engine/edit): the kept ranges of each
  * part, joined in order, written to `output`. The job's `source` is the first part's. The result is
- * a Transcript with the output's duration and no segments: the caller re-times the source's words
- * itself (a pure function), so no transcript travels through the queue.
+ * a Transcript with the output's duration whose segments are the ranges actually rendered (snapped to
+ * frames), in source seconds, each with its part's index as its text: the caller re-times the
+ * source's words onto them itself (a pure function), so no transcript travels through the queue.
  */
 export interface RenderJobSpec {
   /** Where the file is written: a path the workers can write (DATA_DIR on a shared disk). */

@@ -148,7 +148,10 @@ export class EditRenders {
       bytes += (c.video.mediaBytes ?? 0) * ((c.end - c.start) / d);
     }
     if (seconds > this.#o.maxOutputSec) {
-      throw new EngineError('EDIT_INVALID', `The export would last ${Math.round(seconds)} s, past ${this.#o.maxOutputSec} s.`);
+      throw new EngineError(
+        'EDIT_INVALID',
+        `The export would last ${Math.round(seconds)} s, past ${this.#o.maxOutputSec} s.`,
+      );
     }
     await this.#checkRoom(bytes);
     return this.#create(
@@ -257,7 +260,7 @@ export class EditRenders {
     try {
       await mkdir(dirname(output), { recursive: true });
       const first = files.mediaPath(spec.parts[0]!.videoId);
-      await this.#o.transcriber.transcribe(
+      const rendered = await this.#o.transcriber.transcribe(
         {
           sourceUrl: `file:${spec.parts[0]!.videoId}`,
           sourcePath: first,
@@ -277,7 +280,7 @@ export class EditRenders {
         },
       );
       signal.throwIfAborted();
-      await this.#finish(video, spec, output, signal);
+      await this.#finish(video, renderedSpec(spec, rendered), output, signal);
     } catch (err) {
       // Shutting down: left `rendering`, for recover() at the next start.
       if (this.#closing && signal.aborted) return;
@@ -356,6 +359,21 @@ export class EditRenders {
       .transitionVideo(videoId, 'rendering', { state: 'failed', renderError: reason.slice(0, 500), renderSpec: null })
       .catch(() => null);
   }
+}
+
+/**
+ * The spec with each part's ranges as rendered (snapped to frames; the job's segments, tagged with
+ * their part), so captions are re-timed onto exactly what was cut. Unchanged when the job has none.
+ */
+function renderedSpec(spec: RenderSpec, rendered: Transcript): RenderSpec {
+  if (rendered.segments.length === 0) return spec;
+  return {
+    ...spec,
+    parts: spec.parts.map((p, i) => {
+      const keep = rendered.segments.filter((s) => s.text === String(i)).map((s) => ({ start: s.start, end: s.end }));
+      return keep.length > 0 ? { ...p, keep } : p;
+    }),
+  };
 }
 
 /** Sorted, overlapping and touching cuts joined, clamped to the media. */

@@ -11,7 +11,7 @@ import { type DataPlaneOptions, idParams, sessionSecurity, uuidPattern } from '.
 import type { EditRenders, ResolvedClip, TrimRequest } from '../media/edits.ts';
 import { resolveOwnMedia } from '../media/own-media.ts';
 import { videoJson, videoRef } from '../media/video-json.ts';
-import { csrfHeader, errorRef, errorResponses } from '../schemas.ts';
+import { csrfHeader, errorResponses } from '../schemas.ts';
 import type { Project, ProjectClip } from '../storage/types.ts';
 import { checkClipSource, projectJson, projectSchema } from './projects.ts';
 
@@ -94,7 +94,12 @@ export async function editRoutes(app: FastifyInstance, o: EditRouteOptions): Pro
           required: ['remove'],
           additionalProperties: false,
           properties: {
-            remove: { type: 'array', maxItems: MAX_REMOVE, items: rangeSchema, description: 'In order, not overlapping' },
+            remove: {
+              type: 'array',
+              maxItems: MAX_REMOVE,
+              items: rangeSchema,
+              description: 'In order, not overlapping',
+            },
             shortenPausesOver: { type: 'number', exclusiveMinimum: 0, maximum: 60 },
             pauseTo: { type: 'number', minimum: 0, maximum: 60 },
             removeFillers: { type: 'boolean' },
@@ -224,9 +229,14 @@ export async function editRoutes(app: FastifyInstance, o: EditRouteOptions): Pro
         // Gates again: a clip's video may have gone private since it was added.
         const own = await resolveOwnMedia(o, c.sourceUrl);
         if (!own) {
-          throw new ApiError(422, 'CLIP_SOURCE_UNSUPPORTED', 'Exports join videos stored here; this clip is elsewhere.', {
-            details: { sourceUrl: c.sourceUrl },
-          });
+          throw new ApiError(
+            422,
+            'CLIP_SOURCE_UNSUPPORTED',
+            'Exports join videos stored here; this clip is elsewhere.',
+            {
+              details: { sourceUrl: c.sourceUrl },
+            },
+          );
         }
         await checkClipSource(o, request, c.sourceUrl);
         const end = c.end ?? own.video.durationSec ?? 0;
@@ -237,4 +247,3 @@ export async function editRoutes(app: FastifyInstance, o: EditRouteOptions): Pro
     },
   );
 }
-
