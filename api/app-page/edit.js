@@ -90,7 +90,9 @@ export function removedRanges() {
     else out.push({ start: c.start, end: c.end });
   }
   const duration = Number.isFinite(player.duration) ? player.duration : Number.POSITIVE_INFINITY;
-  return out.map((c) => ({ start: Math.max(0, c.start), end: Math.min(duration, c.end) })).filter((c) => c.end > c.start);
+  return out
+    .map((c) => ({ start: Math.max(0, c.start), end: Math.min(duration, c.end) }))
+    .filter((c) => c.end > c.start);
 }
 
 function paint() {

@@ -18,8 +18,10 @@ import {
   EngineError,
   extractThumbnail,
   isEngineError,
+  isFiller,
   keepFromRemove,
   mediaContentType,
+  mergeRanges,
   probeMedia,
   retimeTranscript,
   suggestFillerCuts,
@@ -105,13 +107,19 @@ export class EditRenders {
       if (!t || !t.segments.some((s) => (s.words?.length ?? 0) > 0)) {
         throw new ApiError(409, 'EDIT_NEEDS_TRANSCRIPT', 'Shortening pauses and removing fillers need word times.');
       }
+      if (req.removeFillers) cuts.push(...suggestFillerCuts(t, { language: t.language }));
       if (req.shortenPausesOver !== undefined) {
         const to = req.pauseTo ?? Math.min(DEFAULT_PAUSE_TO, req.shortenPausesOver);
-        cuts.push(...suggestPauseCuts(t, { over: req.shortenPausesOver, to }));
+        // A filler that goes leaves a pause: the words around it are measured as neighbours.
+        const spoken = req.removeFillers ? withoutFillers(t) : t;
+        cuts.push(...suggestPauseCuts(spoken, { over: req.shortenPausesOver, to }));
       }
-      if (req.removeFillers) cuts.push(...suggestFillerCuts(t, { language: t.language }));
     }
-    return { keep: keepFromRemove(duration, mergeRanges(cuts, duration)), duration };
+    // Suggestions may overlap the caller's cuts and each other: joined, and kept inside the media.
+    const inside = cuts
+      .map((c) => ({ start: Math.max(0, c.start), end: Math.min(duration, c.end) }))
+      .filter((c) => c.end > c.start);
+    return { keep: keepFromRemove(duration, mergeRanges(inside)), duration };
   }
 
   /** Creates the trimmed video (`rendering`) and starts its render. */
@@ -376,21 +384,6 @@ function renderedSpec(spec: RenderSpec, rendered: Transcript): RenderSpec {
   };
 }
 
-/** Sorted, overlapping and touching cuts joined, clamped to the media. */
-export function mergeRanges(ranges: TimeRange[], duration: number): TimeRange[] {
-  const sorted = ranges
-    .map((r) => ({ start: Math.max(0, r.start), end: Math.min(duration, r.end) }))
-    .filter((r) => r.end > r.start)
-    .sort((a, b) => a.start - b.start);
-  const out: TimeRange[] = [];
-  for (const r of sorted) {
-    const last = out.at(-1);
-    if (last && r.start <= last.end) last.end = Math.max(last.end, r.end);
-    else out.push({ ...r });
-  }
-  return out;
-}
-
 /** The stored transcript as the engine's shape (stored words carry no probability). */
 export function engineTranscript(c: CaptionTranscript): Transcript {
   return {
@@ -402,6 +395,13 @@ export function engineTranscript(c: CaptionTranscript): Transcript {
       text: s.text,
       words: s.words.map((w) => ({ start: w.start, end: w.end, text: w.text, p: 1 })),
     })),
+  };
+}
+
+function withoutFillers(t: Transcript): Transcript {
+  return {
+    ...t,
+    segments: t.segments.map((s) => ({ ...s, words: (s.words ?? []).filter((w) => !isFiller(w.text, t.language)) })),
   };
 }
 
