@@ -104,7 +104,7 @@ export class EditRenders {
     const cuts: TimeRange[] = [...req.remove];
     if (req.shortenPausesOver !== undefined || req.removeFillers) {
       const t = await this.#sourceTranscript(source);
-      if (!t || !t.segments.some((s) => (s.words?.length ?? 0) > 0)) {
+      if (!t?.segments.some((s) => (s.words?.length ?? 0) > 0)) {
         throw new ApiError(409, 'EDIT_NEEDS_TRANSCRIPT', 'Shortening pauses and removing fillers need word times.');
       }
       if (req.removeFillers) cuts.push(...suggestFillerCuts(t, { language: t.language }));

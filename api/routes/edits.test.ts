@@ -5,7 +5,7 @@
  */
 
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -214,6 +214,7 @@ describe('POST /api/videos/{id}/trim', () => {
     const status = (await owner.request({ url: `/api/videos/${id}/render` })).json();
     expect(status).toMatchObject({ state: 'failed', progress: null, error: done.renderError });
     expect((await owner.request({ url: `/media/videos/${id}/media` })).statusCode).toBe(409);
+    expect(existsSync(dirname(t.app.dataPlane.files.mediaPath(id)))).toBe(false);
   }, 60_000);
 
   it('the OpenAPI file lists the new routes', async () => {
