@@ -10,10 +10,10 @@ import { loadVideo, requireMember } from '../media/access.ts';
 import { type DataPlaneOptions, idParams, sessionSecurity, uuidPattern } from '../media/data-plane.ts';
 import type { EditRenders, ResolvedClip, TrimRequest } from '../media/edits.ts';
 import { resolveOwnMedia } from '../media/own-media.ts';
+import { checkClipSource, projectJson, projectSchema } from '../media/project-json.ts';
 import { videoJson, videoRef } from '../media/video-json.ts';
 import { csrfHeader, errorResponses } from '../schemas.ts';
 import type { Project, ProjectClip } from '../storage/types.ts';
-import { checkClipSource, projectJson, projectSchema } from './projects.ts';
 
 export interface EditRouteOptions extends DataPlaneOptions {
   edits: EditRenders;

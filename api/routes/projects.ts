@@ -4,64 +4,15 @@
  * MEDIA_HOSTS — the same rule as POST /api/transcribe, with the same 400 codes.
  */
 
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { requireSession } from '../auth/session.ts';
-import { requireViewer } from '../media/access.ts';
 import { type DataPlaneOptions, sessionSecurity } from '../media/data-plane.ts';
 import { coerceLimit, decodeCursor, encodeCursor, listWorkspace, MAX_PAGE_SIZE } from '../media/listing.ts';
-import { resolveOwnMedia } from '../media/own-media.ts';
+import { checkClipSource, projectJson, projectSchema } from '../media/project-json.ts';
 import { csrfHeader, errorRef } from '../schemas.ts';
-import { checkMediaHostUrl } from '../source-url.ts';
-import type { Project, Video } from '../storage/types.ts';
-
-export const clipSchema = {
-  type: 'object',
-  required: ['sourceUrl', 'durationSec', 'title'],
-  properties: {
-    sourceUrl: { type: 'string' },
-    durationSec: { type: 'number' },
-    title: { type: 'string' },
-    start: { type: 'number', description: 'Seconds into the source where the clip starts (absent: 0)' },
-    end: { type: 'number', description: 'Seconds into the source where the clip ends (absent: its end)' },
-  },
-} as const;
-
-export const projectSchema = {
-  type: 'object',
-  required: ['id', 'workspaceId', 'title', 'clips', 'createdAt'],
-  properties: {
-    id: { type: 'string' },
-    workspaceId: { type: 'string' },
-    title: { type: 'string' },
-    clips: { type: 'array', items: clipSchema },
-    createdAt: { type: 'string', format: 'date-time' },
-  },
-} as const;
-
-export const projectJson = (p: Project) => ({
-  id: p.id,
-  workspaceId: p.workspaceId,
-  title: p.title,
-  clips: p.clips,
-  createdAt: p.createdAt.toISOString(),
-});
+import type { Project } from '../storage/types.ts';
 
 const UNTITLED = 'Untitled project';
-
-/**
- * A clip's source: a URL on our media origin (the video it names, past the viewing gates) or on a
- * MEDIA_HOSTS host (400 codes otherwise). Answers the video for our own media, null for a host's.
- */
-export async function checkClipSource(
-  o: DataPlaneOptions & { mediaHosts: readonly string[]; sourcePorts: readonly number[] },
-  request: FastifyRequest,
-  sourceUrl: string,
-): Promise<{ video: Video } | null> {
-  const own = await resolveOwnMedia(o, sourceUrl);
-  if (own) await requireViewer(o.storage, request, own.video);
-  else checkMediaHostUrl(sourceUrl, o.mediaHosts, { allowedPorts: o.sourcePorts });
-  return own;
-}
 
 export async function projectRoutes(
   app: FastifyInstance,
