@@ -13,7 +13,7 @@ import { resolveOwnMedia } from '../media/own-media.ts';
 import { checkClipSource, projectJson, projectSchema } from '../media/project-json.ts';
 import { videoJson, videoRef } from '../media/video-json.ts';
 import { csrfHeader, errorResponses } from '../schemas.ts';
-import type { Project, ProjectClip } from '../storage/types.ts';
+import type { Project, ProjectClip, Storage } from '../storage/types.ts';
 
 export interface EditRouteOptions extends DataPlaneOptions {
   edits: EditRenders;
@@ -60,20 +60,25 @@ const projectWithExportSchema = {
 } as const;
 
 export async function editRoutes(app: FastifyInstance, o: EditRouteOptions): Promise<void> {
+  await videoEditRoutes(app, o);
+  await projectClipRoutes(app, o);
+  await projectExportRoute(app, o);
+}
+
+/** The project, when the caller is a member of its workspace (404, 403 otherwise). */
+async function loadProject(storage: Storage, request: FastifyRequest): Promise<Project> {
+  const { id } = request.params as { id: string };
+  const project = new RegExp(uuidPattern).test(id) ? await storage.getProject(id) : null;
+  if (!project) throw new ApiError(404, 'PROJECT_NOT_FOUND', 'No project with this id.');
+  if (!(await storage.isMember(request.auth!.userId, project.workspaceId))) {
+    throw new ApiError(403, 'FORBIDDEN', 'This project belongs to another workspace.');
+  }
+  return project;
+}
+
+/** Trim a video; follow a render. */
+async function videoEditRoutes(app: FastifyInstance, o: EditRouteOptions): Promise<void> {
   const { storage, edits } = o;
-  const maxClips = o.maxClips ?? 100;
-
-  /** The project, when the caller is a member of its workspace (404, 403 otherwise). */
-  const loadProject = async (request: FastifyRequest): Promise<Project> => {
-    const { id } = request.params as { id: string };
-    const project = new RegExp(uuidPattern).test(id) ? await storage.getProject(id) : null;
-    if (!project) throw new ApiError(404, 'PROJECT_NOT_FOUND', 'No project with this id.');
-    if (!(await storage.isMember(request.auth!.userId, project.workspaceId))) {
-      throw new ApiError(403, 'FORBIDDEN', 'This project belongs to another workspace.');
-    }
-    return project;
-  };
-
   app.post(
     '/api/videos/:id/trim',
     {
@@ -136,7 +141,12 @@ export async function editRoutes(app: FastifyInstance, o: EditRouteOptions): Pro
       return { videoId: video.id, ...edits.status(video) };
     },
   );
+}
 
+/** One project with its latest export; add a clip. */
+async function projectClipRoutes(app: FastifyInstance, o: EditRouteOptions): Promise<void> {
+  const { storage } = o;
+  const maxClips = o.maxClips ?? 100;
   app.get(
     '/api/projects/:id',
     {
@@ -150,7 +160,7 @@ export async function editRoutes(app: FastifyInstance, o: EditRouteOptions): Pro
       },
     },
     async (request) => {
-      const project = await loadProject(request);
+      const project = await loadProject(storage, request);
       const latest = await storage.latestProjectExport(project.id);
       return { ...projectJson(project), latestExport: latest ? videoJson(latest, o.mediaOrigin) : null };
     },
@@ -183,7 +193,7 @@ export async function editRoutes(app: FastifyInstance, o: EditRouteOptions): Pro
       },
     },
     async (request) => {
-      const project = await loadProject(request);
+      const project = await loadProject(storage, request);
       const body = request.body as { sourceUrl: string; start?: number; end?: number; title?: string };
       const own = await checkClipSource(o, request, body.sourceUrl);
       const start = body.start ?? 0;
@@ -204,7 +214,11 @@ export async function editRoutes(app: FastifyInstance, o: EditRouteOptions): Pro
       return projectJson(updated);
     },
   );
+}
 
+/** Render a project's clips into a new video. */
+async function projectExportRoute(app: FastifyInstance, o: EditRouteOptions): Promise<void> {
+  const { storage, edits } = o;
   app.post(
     '/api/projects/:id/export',
     {
@@ -223,7 +237,7 @@ export async function editRoutes(app: FastifyInstance, o: EditRouteOptions): Pro
       },
     },
     async (request, reply) => {
-      const project = await loadProject(request);
+      const project = await loadProject(storage, request);
       const clips: ResolvedClip[] = [];
       for (const c of project.clips) {
         // Gates again: a clip's video may have gone private since it was added.
