@@ -206,18 +206,16 @@ async function edit(a: EditArgs, bar: ProgressBar, signal: AbortSignal): Promise
   const info = await probeMedia(a.input, { signal }).catch(() => null);
   const transcript = a.transcript ? await readTranscript(a.transcript) : await transcribeInput(a, bar, signal);
   const duration = info?.durationSec ?? transcript.duration;
+  // Suggestions drawn to the transcript's end are clamped onto the media's (they differ by codec
+  // padding); the user's own ranges are checked as given.
+  const clamp = (rs: TimeRange[]) =>
+    rs.map((r) => ({ start: r.start, end: Math.min(r.end, duration) })).filter((r) => r.end > r.start);
   const remove = mergeRanges([
     ...a.remove,
-    ...(a.pauses ? suggestPauseCuts(transcript, a.pauses) : []),
-    ...(a.removeFillers ? suggestFillerCuts(transcript, { language: a.language }) : []),
+    ...clamp(a.pauses ? suggestPauseCuts(transcript, a.pauses) : []),
+    ...clamp(a.removeFillers ? suggestFillerCuts(transcript, { language: a.language }) : []),
   ]);
-  // Clamp suggestions drawn to the transcript's end onto the media's (they differ by codec padding).
-  const keep = keepFromRemove(
-    duration,
-    remove
-      .map((r) => ({ start: r.start, end: Math.min(r.end, Math.max(duration, r.start)) }))
-      .filter((r) => r.end > r.start),
-  );
+  const keep = keepFromRemove(duration, remove);
   const result = await renderEdit({
     input: a.input,
     output: a.out,

@@ -27,6 +27,8 @@ export interface Plan {
 }
 
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
+/** Nearest integer of a product of decimals: 1.9 × 25 is 47.4999… in floating point, and means 47.5. */
+const nearest = (x: number) => Math.round(round6(x));
 
 export function planPieces(keep: readonly TimeRange[], input: EditInput): Plan {
   const sr = input.audio?.sampleRate;
@@ -39,8 +41,8 @@ export function planPieces(keep: readonly TimeRange[], input: EditInput): Plan {
     let outFrames = 0;
     for (const r of keep) {
       exactOut += r.end - r.start;
-      const from = Math.min(Math.round((r.start * num) / den), lastFrame);
-      const to = Math.min(from + Math.round((exactOut * num) / den) - outFrames, lastFrame);
+      const from = Math.min(nearest((r.start * num) / den), lastFrame);
+      const to = Math.min(from + nearest((exactOut * num) / den) - outFrames, lastFrame);
       if (to <= from) continue; // shorter than a frame: its time goes to the next piece
       outFrames += to - from;
       pieces.push({
@@ -55,8 +57,8 @@ export function planPieces(keep: readonly TimeRange[], input: EditInput): Plan {
   const rate = sr ?? 48_000;
   let outSamples = 0;
   for (const r of keep) {
-    const from = Math.round(r.start * rate);
-    const to = Math.round(Math.min(r.end, input.duration) * rate);
+    const from = nearest(r.start * rate);
+    const to = nearest(Math.min(r.end, input.duration) * rate);
     if (to <= from) continue;
     outSamples += to - from;
     pieces.push({ start: round6(from / rate), end: round6(to / rate), samples: [from, to] });
