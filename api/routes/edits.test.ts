@@ -68,7 +68,7 @@ beforeAll(async () => {
   ownerWs = (await owner.signUp(`edit-owner-${Date.now()}@example.com`)).activeWorkspaceId;
   stranger = new Client(t.app);
   await stranger.signUp(`edit-stranger-${Date.now()}@example.com`);
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await t?.close();
