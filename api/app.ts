@@ -22,6 +22,7 @@ import { privateByDefault } from './http-cache.ts';
 import { requireViewer, ShareGuard } from './media/access.ts';
 import { CaptionJobs } from './media/caption-jobs.ts';
 import type { DataPlaneOptions } from './media/data-plane.ts';
+import { EditRenders } from './media/edits.ts';
 import { MediaFiles } from './media/files.ts';
 import { resolveOwnMedia } from './media/own-media.ts';
 import { Metrics, type PaymentOutcome } from './metrics.ts';
@@ -31,6 +32,7 @@ import { lazyChildLogger } from './request-logger.ts';
 import { type AgentOptions, agentRoutes } from './routes/agent.ts';
 import { appPageRoutes } from './routes/app-page.ts';
 import { captionRoutes } from './routes/captions.ts';
+import { editRoutes } from './routes/edits.ts';
 import { folderRoutes } from './routes/folders.ts';
 import { mediaRoutes } from './routes/media.ts';
 import { projectRoutes } from './routes/projects.ts';
@@ -52,6 +54,7 @@ declare module 'fastify' {
     /** The data plane's background work, for the service's timers and for tests. */
     dataPlane: {
       jobs: CaptionJobs;
+      edits: EditRenders;
       files: MediaFiles;
       /** Removes uploads not completed before their expiry (also run on a timer). */
       sweepExpiredUploads(now?: Date): Promise<number>;
@@ -247,12 +250,28 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     files,
     onError: (err, videoId) => app.log.error({ err, videoId }, 'caption generation failed'),
   });
-  const dataPlane: DataPlaneOptions = { storage: deps.storage, files, jobs, mediaOrigin: config.media.origin, secure };
+  const edits = new EditRenders({
+    storage: deps.storage,
+    files,
+    transcriber: lanes.priority,
+    diskFloorBytes: config.media.diskFloorBytes,
+    maxOutputSec: config.maxDurationSec,
+    onError: (err, videoId) => app.log.error({ err, videoId }, 'render failed'),
+  });
+  const dataPlane: DataPlaneOptions = {
+    storage: deps.storage,
+    files,
+    jobs,
+    edits,
+    mediaOrigin: config.media.origin,
+    secure,
+  };
   await videoRoutes(app, dataPlane);
   await folderRoutes(app, dataPlane);
   await captionRoutes(app, dataPlane);
   await mediaRoutes(app, dataPlane);
   await projectRoutes(app, { ...dataPlane, mediaHosts: config.mediaHosts, sourcePorts: config.sourcePorts });
+  await editRoutes(app, { ...dataPlane, edits, mediaHosts: config.mediaHosts, sourcePorts: config.sourcePorts });
   const uploads = await uploadRoutes(app, {
     ...dataPlane,
     publicUrl: config.publicUrl,
@@ -272,7 +291,11 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     guestVideoTtlSec: config.guests.videoTtlSec,
   });
   await appPageRoutes(app, { mediaOrigin: config.media.origin, publicUrl: config.publicUrl, storage: deps.storage });
-  app.decorate('dataPlane', { jobs, files, sweepExpiredUploads: uploads.sweep });
+  app.decorate('dataPlane', { jobs, edits, files, sweepExpiredUploads: uploads.sweep });
+  // Renders a restart cut off start again (or end failed) once the app is up.
+  app.addHook('onReady', async () => {
+    void edits.recover().catch((err: unknown) => app.log.error({ err }, 'render recovery failed'));
+  });
   // Abandoned uploads are swept a few times per TTL; the timer never keeps the process alive.
   const sweeper = setInterval(
     () => void uploads.sweep().catch((err: unknown) => app.log.error({ err }, 'upload sweep failed')),
@@ -281,7 +304,7 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
   sweeper.unref();
   app.addHook('onClose', async () => {
     clearInterval(sweeper);
-    await jobs.close();
+    await Promise.all([jobs.close(), edits.close()]);
   });
 
   await transcribeRoutes(app, {

@@ -59,7 +59,12 @@ export const API_ERROR_CODES = {
     "Too much guests' work is waiting (per network or in total, jobs or audio seconds); see Retry-After.",
   GUEST_DURATION_EXCEEDED: 'The recording is longer than guests may have captioned (details.maxDurationSec); sign in.',
   INSUFFICIENT_STORAGE: 'The media disk is below its free-space floor (DISK_FLOOR_BYTES); see Retry-After.',
-  QUEUE_FULL: 'Too many caption jobs are pending; try again later.',
+  QUEUE_FULL: 'Too many caption jobs or renders are pending; try again later.',
+  EDIT_NEEDS_TRANSCRIPT: 'Shortening pauses and removing fillers need the video’s generated transcript (word times).',
+  PROJECT_NOT_FOUND: 'No project with this id.',
+  PROJECT_FULL: 'The project already holds as many clips as a project may.',
+  CLIP_SOURCE_UNSUPPORTED:
+    'An export joins videos stored on this service; a clip from another host cannot be rendered.',
   API_TOKEN_INVALID: 'The operators’ /v1 surface needs `Authorization: Bearer <token>` with a token it was given.',
   MODEL_NOT_SERVED: 'This server does not serve the model named (GET /v1/models lists those it does).',
 } as const;
@@ -96,6 +101,10 @@ export const ENGINE_STATUS: Readonly<Record<EngineErrorCode, number>> = Object.f
   MEDIA_DURATION_EXCEEDED: 413,
   DECODE_TIMEOUT: 504,
   FFMPEG_NOT_FOUND: 503,
+  EDIT_INVALID: 400,
+  // The source was read and the ranges checked: ffmpeg failing now is ours.
+  RENDER_FAILED: 500,
+  RENDER_TIMEOUT: 504,
   MODEL_NOT_AVAILABLE: 503,
   MODEL_UNKNOWN: 503,
   MODEL_CHECKSUM_MISMATCH: 503,

@@ -31,6 +31,11 @@ export const ERROR_CODES = {
   MEDIA_DURATION_EXCEEDED: 'The media is longer than the configured duration cap.',
   DECODE_TIMEOUT: 'Decoding took longer than the wall-clock limit.',
   FFMPEG_NOT_FOUND: 'No usable ffmpeg binary was found.',
+  // engine/edit — cutting media by its transcript
+  EDIT_INVALID:
+    'The edit cannot be made: ranges out of order, overlapping, outside the media or leaving nothing; bad suggestion options.',
+  RENDER_FAILED: 'ffmpeg could not render the edited media.',
+  RENDER_TIMEOUT: 'Rendering the edit took longer than the wall-clock limit.',
   // models/
   MODEL_NOT_AVAILABLE: 'The model is not in the cache and cannot be downloaded here.',
   MODEL_UNKNOWN: 'The model name is not in the manifest and is not a path to a file.',

@@ -24,6 +24,23 @@ export {
   PROMPT_MAX_TOKENS,
   type SelfCheckVerdict,
 } from './asr/index.ts';
+export {
+  checkKeep,
+  FILLER_PROMPTS,
+  FILLER_WORDS,
+  isFiller,
+  keepFromRemove,
+  mergeRanges,
+  type PauseCutOptions,
+  type RenderEditOptions,
+  type RenderEditResult,
+  renderEdit,
+  retimeTranscript,
+  suggestFillerCuts,
+  suggestPauseCuts,
+  type TimeRange,
+  totalDuration,
+} from './edit/index.ts';
 export type { EngineErrorCode } from './errors.ts';
 export { EngineError, ERROR_CODES, isEngineError } from './errors.ts';
 export { extractThumbnail, type MediaInfo, mediaContentType, probeMedia } from './media/probe.ts';

@@ -64,7 +64,7 @@ export interface AsrOptions {
   noSpeechThreshold?: number;
 }
 
-export type Stage = 'fetch' | 'decode' | 'vad' | 'asr';
+export type Stage = 'fetch' | 'decode' | 'vad' | 'asr' | 'render';
 
 export interface Progress {
   stage: Stage;

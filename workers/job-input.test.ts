@@ -1,7 +1,7 @@
 /** The progress throttle between a processor and the queue's store (fake clock: no sleeps). */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Progress } from '../engine/types.ts';
-import { throttleProgress } from './job-input.ts';
+import { throttleProgress, validateJobInput } from './job-input.ts';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -25,5 +25,23 @@ describe('throttleProgress', () => {
       { stage: 'vad', done: 1 },
       { stage: 'vad', done: 3 },
     ]);
+  });
+});
+
+describe('render jobs', () => {
+  const job = (render: unknown) => ({ id: 'r1', source: '/m', options: { render } }) as never;
+  it('keeps a render spec whole and refuses a malformed one with INVALID_OPTIONS', () => {
+    const spec = { output: '/o', parts: [{ source: '/m', keep: [{ start: 0, end: 1.5 }] }], maxOutputSeconds: 60 };
+    expect(validateJobInput(job(spec)).options?.render).toEqual(spec);
+    for (const bad of [
+      { output: '', parts: spec.parts },
+      { output: '/o', parts: [] },
+      { output: '/o', parts: [{ source: '/m', keep: [] }] },
+      { output: '/o', parts: [{ source: '/m', keep: [{ start: 2, end: 1 }] }] },
+      { output: '/o', parts: [{ source: '/m', keep: [{ start: -1, end: 1 }] }] },
+      { ...spec, maxOutputSeconds: 0 },
+    ]) {
+      expect(() => validateJobInput(job(bad))).toThrow(expect.objectContaining({ code: 'INVALID_OPTIONS' }));
+    }
   });
 });

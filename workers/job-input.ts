@@ -5,7 +5,13 @@
 import { checkPrompt } from '../engine/asr/index.ts';
 import { EngineError } from '../engine/errors.ts';
 import type { Progress } from '../engine/types.ts';
-import { CAPTION_FORMATS, type CaptionFormat, JOB_ID_PATTERN, type TranscriptionJobInput } from './types.ts';
+import {
+  CAPTION_FORMATS,
+  type CaptionFormat,
+  JOB_ID_PATTERN,
+  type RenderJobSpec,
+  type TranscriptionJobInput,
+} from './types.ts';
 
 const MAX_SOURCE_CHARS = 4096;
 
@@ -61,6 +67,7 @@ export function validateJobInput(input: TranscriptionJobInput): TranscriptionJob
   if (o.fetchTimeoutMs !== undefined && (!Number.isSafeInteger(o.fetchTimeoutMs) || o.fetchTimeoutMs < 1)) {
     throw invalid('fetchTimeoutMs is a positive integer.');
   }
+  const render = o.render === undefined ? undefined : checkRender(o.render);
   // Only known keys travel: a stored job is exactly what the worker will act on.
   const options: TranscriptionJobInput['options'] = {};
   if (o.language !== undefined) options.language = o.language;
@@ -79,7 +86,42 @@ export function validateJobInput(input: TranscriptionJobInput): TranscriptionJob
   }
   if (o.maxBytes !== undefined) options.maxBytes = o.maxBytes;
   if (o.fetchTimeoutMs !== undefined) options.fetchTimeoutMs = o.fetchTimeoutMs;
+  if (render !== undefined) options.render = render;
   return { id: input.id, source: input.source, options };
+}
+
+/** Bounds on a render job: what one job may ask of ffmpeg. */
+export const RENDER_MAX_PARTS = 200;
+export const RENDER_MAX_RANGES = 5000;
+
+function checkRender(r: RenderJobSpec): RenderJobSpec {
+  const path = (v: unknown) => typeof v === 'string' && v.length > 0 && v.length <= MAX_SOURCE_CHARS;
+  if (typeof r !== 'object' || r === null || !path(r.output)) throw invalid('render.output is a file path.');
+  if (!Array.isArray(r.parts) || r.parts.length < 1 || r.parts.length > RENDER_MAX_PARTS) {
+    throw invalid(`render.parts is a list of 1–${RENDER_MAX_PARTS} parts.`);
+  }
+  let ranges = 0;
+  const parts = r.parts.map((p) => {
+    if (typeof p !== 'object' || p === null || !path(p.source) || !Array.isArray(p.keep) || p.keep.length < 1) {
+      throw invalid('each render part is {source, keep: [{start, end}, ...]}.');
+    }
+    ranges += p.keep.length;
+    const keep = p.keep.map((k) => {
+      const ok = k && Number.isFinite(k.start) && Number.isFinite(k.end) && k.start >= 0 && k.end > k.start;
+      if (!ok) throw invalid('a kept range is {start, end} with 0 <= start < end.');
+      return { start: k.start, end: k.end };
+    });
+    return { source: p.source, keep };
+  });
+  if (ranges > RENDER_MAX_RANGES) throw invalid(`a render keeps at most ${RENDER_MAX_RANGES} ranges.`);
+  const out: RenderJobSpec = { output: r.output, parts };
+  if (r.maxOutputSeconds !== undefined) {
+    if (!(typeof r.maxOutputSeconds === 'number' && r.maxOutputSeconds > 0)) {
+      throw invalid('render.maxOutputSeconds is a positive number.');
+    }
+    out.maxOutputSeconds = r.maxOutputSeconds;
+  }
+  return out;
 }
 
 /**

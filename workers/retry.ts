@@ -38,6 +38,10 @@ export const RETRY_CLASS: Readonly<Record<EngineErrorCode, RetryClass>> = Object
   // Worker set-up problems: another worker may be set up right.
   FFMPEG_NOT_FOUND: 'transient-once',
   MODEL_NOT_AVAILABLE: 'transient-once',
+  EDIT_INVALID: 'permanent',
+  // As for decoding: one more try may land on a healthy, less loaded host.
+  RENDER_FAILED: 'transient-once',
+  RENDER_TIMEOUT: 'transient-once',
   MODEL_UNKNOWN: 'permanent',
   MODEL_CHECKSUM_MISMATCH: 'transient-once',
   MODEL_LOAD_FAILED: 'transient-once',

@@ -49,6 +49,30 @@ export interface TranscriptionJobOptions {
    * budget, which a slow or dripping origin cannot stretch). Default: the fetcher's own clocks.
    */
   fetchTimeoutMs?: number;
+  /** Set: the job renders an edit instead of transcribing (see RenderJobSpec). */
+  render?: RenderJobSpec;
+}
+
+/** Seconds, half-open [start, end). */
+export interface JobTimeRange {
+  start: number;
+  end: number;
+}
+
+/**
+ * A render instead of a transcription (edit by transcript, engine/edit): the kept ranges of each
+ * part, joined in order, written to `output`. The job's `source` is the first part's. The result is
+ * a Transcript with the output's duration whose segments are the ranges actually rendered (snapped to
+ * frames), in source seconds, each with its part's index as its text: the caller re-times the
+ * source's words onto them itself (a pure function), so no transcript travels through the queue.
+ */
+export interface RenderJobSpec {
+  /** Where the file is written: a path the workers can write (DATA_DIR on a shared disk). */
+  output: string;
+  /** Local media files and the ranges kept of each, in output order. */
+  parts: Array<{ source: string; keep: JobTimeRange[] }>;
+  /** Longest output the render may write (the engine refuses past it). */
+  maxOutputSeconds?: number;
 }
 
 export interface TranscriptionJobInput {

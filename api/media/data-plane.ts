@@ -15,6 +15,8 @@ export interface DataPlaneOptions {
   mediaOrigin: string;
   /** Cookies get `Secure` when the service is reached over https. */
   secure: boolean;
+  /** Edits' renders (media/edits.ts): a deleted video's render stops. */
+  edits?: { cancel(videoId: string): Promise<void> };
 }
 
 export const uuidPattern = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';

@@ -9,6 +9,7 @@ import type { DataPlaneOptions } from './data-plane.ts';
 /** Deletes a video's record, its media and its captions; answers what was removed. */
 export async function deleteVideoEverywhere(o: DataPlaneOptions, video: Video) {
   await o.jobs.cancel(video.id);
+  await o.edits?.cancel(video.id);
   const hadCaptions = (await o.storage.getCaptions(video.id)) !== null;
   const deleted = await o.storage.deleteVideo(video.id);
   const files = await o.files.remove(video.id, video.hostedVideoId);

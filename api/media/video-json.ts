@@ -3,7 +3,7 @@
  * stored video into it (URLs on the media origin, dates as ISO strings, no secrets).
  */
 
-import { VIDEO_ORIGINS, type Video } from '../storage/types.ts';
+import { VIDEO_ORIGINS, VIDEO_STATES, type Video } from '../storage/types.ts';
 
 export const videoSchema = {
   $id: 'Video',
@@ -26,6 +26,7 @@ export const videoSchema = {
     'thumbnailUrl',
     'captionStatus',
     'captionError',
+    'renderError',
     'createdAt',
     'updatedAt',
   ],
@@ -35,7 +36,11 @@ export const videoSchema = {
     folderId: { type: ['string', 'null'] },
     title: { type: 'string' },
     origin: { type: 'string', enum: VIDEO_ORIGINS },
-    state: { type: 'string', enum: ['uploading', 'ready'] },
+    state: {
+      type: 'string',
+      enum: VIDEO_STATES,
+      description: 'An edit (origin trim or project) is rendering until it is ready or failed',
+    },
     starred: { type: 'boolean' },
     visibility: { type: 'string', enum: ['public', 'private'] },
     hasSharePassword: { type: 'boolean' },
@@ -47,6 +52,7 @@ export const videoSchema = {
     thumbnailUrl: { type: ['string', 'null'] },
     captionStatus: { type: 'string', enum: ['none', 'processing', 'ready'] },
     captionError: { type: ['string', 'null'], description: 'Why the last generation failed' },
+    renderError: { type: ['string', 'null'], description: "Why an edit's render failed (state failed)" },
     createdAt: { type: 'string', format: 'date-time' },
     updatedAt: { type: 'string', format: 'date-time' },
   },
@@ -73,6 +79,7 @@ export function videoJson(v: Video, mediaOrigin: string) {
     thumbnailUrl: v.hasThumbnail ? `${base}/thumbnail` : null,
     captionStatus: v.captionStatus,
     captionError: v.captionError,
+    renderError: v.renderError,
     createdAt: v.createdAt.toISOString(),
     updatedAt: v.updatedAt.toISOString(),
   };

@@ -52,8 +52,10 @@ export async function appPageRoutes(
     'common.js': script('common.js'),
     'record.js': script('record.js'),
     'watch.js': script('watch.js'),
+    'edit.js': script('edit.js'),
     'icon.svg': { type: 'image/svg+xml', body: readFileSync(join(PAGE_DIR, 'icon.svg')) },
     'app.css': { type: 'text/css; charset=utf-8', body: readFileSync(join(PAGE_DIR, 'app.css')) },
+    'edit.css': { type: 'text/css; charset=utf-8', body: readFileSync(join(PAGE_DIR, 'edit.css')) },
     'tus.min.js': {
       type: 'text/javascript; charset=utf-8',
       body: readFileSync(createRequire(import.meta.url).resolve('tus-js-client/dist/tus.min.js')),

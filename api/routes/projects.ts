@@ -6,40 +6,11 @@
 
 import type { FastifyInstance } from 'fastify';
 import { requireSession } from '../auth/session.ts';
-import { requireViewer } from '../media/access.ts';
 import { type DataPlaneOptions, sessionSecurity } from '../media/data-plane.ts';
 import { coerceLimit, decodeCursor, encodeCursor, listWorkspace, MAX_PAGE_SIZE } from '../media/listing.ts';
-import { resolveOwnMedia } from '../media/own-media.ts';
+import { checkClipSource, projectJson, projectSchema } from '../media/project-json.ts';
 import { csrfHeader, errorRef } from '../schemas.ts';
-import { checkMediaHostUrl } from '../source-url.ts';
 import type { Project } from '../storage/types.ts';
-
-const projectSchema = {
-  type: 'object',
-  required: ['id', 'workspaceId', 'title', 'clips', 'createdAt'],
-  properties: {
-    id: { type: 'string' },
-    workspaceId: { type: 'string' },
-    title: { type: 'string' },
-    clips: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['sourceUrl', 'durationSec', 'title'],
-        properties: { sourceUrl: { type: 'string' }, durationSec: { type: 'number' }, title: { type: 'string' } },
-      },
-    },
-    createdAt: { type: 'string', format: 'date-time' },
-  },
-} as const;
-
-const projectJson = (p: Project) => ({
-  id: p.id,
-  workspaceId: p.workspaceId,
-  title: p.title,
-  clips: p.clips,
-  createdAt: p.createdAt.toISOString(),
-});
 
 const UNTITLED = 'Untitled project';
 
@@ -134,9 +105,7 @@ export async function projectRoutes(
       const clips: Project['clips'] = [];
       let title = body.title;
       if (body.sourceUrl !== undefined) {
-        const own = await resolveOwnMedia(o, body.sourceUrl);
-        if (own) await requireViewer(storage, request, own.video);
-        else checkMediaHostUrl(body.sourceUrl, o.mediaHosts, { allowedPorts: o.sourcePorts });
+        const own = await checkClipSource(o, request, body.sourceUrl);
         title ??= body.clipTitle ?? own?.video.title;
         clips.push({
           sourceUrl: body.sourceUrl,

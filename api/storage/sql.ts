@@ -26,6 +26,7 @@ import type {
   OidcSignIn,
   PaymentRecord,
   Project,
+  ProjectClip,
   SessionRecord,
   Storage,
   UploadRecord,
@@ -33,6 +34,7 @@ import type {
   Video,
   VideoPatch,
   VideoQuery,
+  VideoState,
   Workspace,
 } from './types.ts';
 
@@ -137,6 +139,14 @@ export class SqlStorage implements Storage {
     return videos.claimGuestVideo(this.#db, id, guestTokenHash, to);
   }
 
+  transitionVideo(id: string, from: VideoState, patch: VideoPatch): Promise<Video | null> {
+    return videos.transitionVideo(this.#db, id, from, patch);
+  }
+
+  listVideosInState(state: VideoState, limit: number): Promise<Video[]> {
+    return videos.listVideosInState(this.#db, state, limit);
+  }
+
   deleteVideo(id: string): Promise<boolean> {
     return videos.deleteVideo(this.#db, id);
   }
@@ -159,6 +169,18 @@ export class SqlStorage implements Storage {
 
   listProjects(q: { workspaceId: string; limit: number; after?: { at: Date; id: string } }): Promise<Project[]> {
     return projects.listProjects(this.#db, q);
+  }
+
+  getProject(id: string): Promise<Project | null> {
+    return projects.getProject(this.#db, id);
+  }
+
+  addProjectClip(id: string, clip: ProjectClip, maxClips: number): Promise<Project | null> {
+    return projects.addProjectClip(this.#db, id, clip, maxClips);
+  }
+
+  latestProjectExport(projectId: string): Promise<Video | null> {
+    return videos.latestProjectExport(this.#db, projectId);
   }
 
   createUpload(input: Omit<UploadRecord, 'completedAt'>): Promise<UploadRecord> {

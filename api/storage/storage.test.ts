@@ -364,6 +364,64 @@ describe.each(backends)('storage on $name', (backend) => {
       ).toEqual([p1]);
     });
 
+    it("renders: an edit's video keeps its spec, moves state only from the expected one, and is found after a restart", async () => {
+      const src = await storage.createVideo({ title: 'S', origin: 'upload', hostedVideoId: hosted(), workspaceId: ws });
+      const spec = { parts: [{ videoId: src.id, keep: [{ start: 0, end: 1.25 }] }], attempts: 1 };
+      const v = await storage.createVideo({
+        title: 'S (edited)',
+        origin: 'trim',
+        hostedVideoId: hosted(),
+        workspaceId: ws,
+        state: 'rendering',
+        renderSpec: spec,
+        sourceVideoId: src.id,
+      });
+      expect(v).toMatchObject({ state: 'rendering', renderSpec: spec, renderError: null, sourceVideoId: src.id });
+      expect((await storage.listVideosInState('rendering', 100)).map((x) => x.id)).toContain(v.id);
+      const again = await storage.transitionVideo(v.id, 'rendering', { renderSpec: { ...spec, attempts: 2 } });
+      expect(again?.renderSpec?.attempts).toBe(2);
+      expect(await storage.transitionVideo(v.id, 'ready', { title: 'no' })).toBeNull();
+      const failed = await storage.transitionVideo(v.id, 'rendering', {
+        state: 'failed',
+        renderError: 'EDIT_INVALID: x',
+        renderSpec: null,
+      });
+      expect(failed).toMatchObject({ state: 'failed', renderError: 'EDIT_INVALID: x', renderSpec: null });
+      expect(await storage.transitionVideo(v.id, 'rendering', { state: 'ready' })).toBeNull();
+      expect((await storage.listVideosInState('rendering', 100)).map((x) => x.id)).not.toContain(v.id);
+    });
+
+    it("adds clips to a project up to its cap and finds the project's latest export", async () => {
+      const p = await storage.createProject({ workspaceId: ws, ownerId: owner.id, title: 'Cut', clips: [] });
+      expect(await storage.getProject(p.id)).toEqual(p);
+      expect(await storage.getProject(uuidv7())).toBeNull();
+      const clip = { sourceUrl: 'https://media.example.test/a.mp4', durationSec: 3, title: 'a', start: 1, end: 4 };
+      const [a, b] = await Promise.all([
+        storage.addProjectClip(p.id, clip, 2),
+        storage.addProjectClip(p.id, { ...clip, title: 'b' }, 2),
+      ]);
+      expect(a && b).toBeTruthy();
+      expect(await storage.addProjectClip(p.id, clip, 2)).toBeNull();
+      expect((await storage.getProject(p.id))!.clips.map((c) => c.title).sort()).toEqual(['a', 'b']);
+      expect(await storage.latestProjectExport(p.id)).toBeNull();
+      const e1 = await storage.createVideo({
+        title: 'E1',
+        origin: 'project',
+        hostedVideoId: hosted(),
+        workspaceId: ws,
+        projectId: p.id,
+      });
+      const e2 = await storage.createVideo({
+        title: 'E2',
+        origin: 'project',
+        hostedVideoId: hosted(),
+        workspaceId: ws,
+        projectId: p.id,
+      });
+      expect((await storage.latestProjectExport(p.id))?.id).toBe(e2.id);
+      expect(e1.projectId).toBe(p.id);
+    });
+
     it('finds expired, incomplete uploads', async () => {
       const now = new Date();
       const mk = async (expiresAt: Date) => {

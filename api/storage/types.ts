@@ -49,8 +49,27 @@ export interface PaymentRecord {
 export type VideoOrigin = 'recording' | 'project' | 'trim' | 'upload';
 export const VIDEO_ORIGINS: readonly VideoOrigin[] = ['recording', 'project', 'trim', 'upload'];
 export type Visibility = 'public' | 'private';
-/** `uploading` until the bytes are complete and probed; only `ready` videos have media. */
-export type VideoState = 'uploading' | 'ready';
+/**
+ * `uploading` until the bytes are complete and probed; only `ready` videos have media. A video
+ * made by an edit (origin trim or project) is `rendering` until its render ends `ready` or `failed`.
+ */
+export type VideoState = 'uploading' | 'ready' | 'rendering' | 'failed';
+export const VIDEO_STATES: readonly VideoState[] = ['uploading', 'ready', 'rendering', 'failed'];
+
+/** Seconds, half-open [start, end). */
+export interface TimeSpan {
+  start: number;
+  end: number;
+}
+
+/**
+ * What an edit renders: stored videos' kept ranges, in output order. Kept with the video while it
+ * renders, so that a render cut off by a restart runs again (`attempts` counts the starts).
+ */
+export interface RenderSpec {
+  parts: Array<{ videoId: string; keep: TimeSpan[] }>;
+  attempts: number;
+}
 export type CaptionStatus = 'none' | 'processing' | 'ready';
 
 export interface Folder {
@@ -85,12 +104,33 @@ export interface Video {
   captionStatus: CaptionStatus;
   /** Why the last caption generation failed (`CODE: message`), shown by the status. */
   captionError: string | null;
+  /** An edit's render, while it is pending (null otherwise). */
+  renderSpec: RenderSpec | null;
+  /** Why the render failed (`CODE: message`), for state `failed`. */
+  renderError: string | null;
+  /** The video a trim was cut from. */
+  sourceVideoId: string | null;
+  /** The project an export rendered. */
+  projectId: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
 
 export type NewVideo = Pick<Video, 'title' | 'origin' | 'hostedVideoId'> &
-  Partial<Pick<Video, 'workspaceId' | 'ownerId' | 'folderId' | 'visibility' | 'guestTokenHash'>>;
+  Partial<
+    Pick<
+      Video,
+      | 'workspaceId'
+      | 'ownerId'
+      | 'folderId'
+      | 'visibility'
+      | 'guestTokenHash'
+      | 'state'
+      | 'renderSpec'
+      | 'sourceVideoId'
+      | 'projectId'
+    >
+  >;
 
 export type VideoPatch = Partial<
   Pick<
@@ -108,6 +148,8 @@ export type VideoPatch = Partial<
     | 'hasThumbnail'
     | 'captionStatus'
     | 'captionError'
+    | 'renderSpec'
+    | 'renderError'
   >
 >;
 
@@ -157,6 +199,9 @@ export interface ProjectClip {
   sourceUrl: string;
   durationSec: number;
   title: string;
+  /** The stretch of the source the clip keeps, in seconds; absent: from the start / to the end. */
+  start?: number;
+  end?: number;
 }
 
 export interface Project {
@@ -224,6 +269,13 @@ export interface Storage {
     guestTokenHash: string,
     to: { workspaceId: string; ownerId: string },
   ): Promise<Video | null>;
+  /**
+   * Applies `patch` only while the video is in state `from` (a render that ends after its video was
+   * deleted, or already ended, changes nothing); the updated video, or null.
+   */
+  transitionVideo(id: string, from: VideoState, patch: VideoPatch): Promise<Video | null>;
+  /** Videos in `state`, oldest first (the renders a restart cut off). */
+  listVideosInState(state: VideoState, limit: number): Promise<Video[]>;
   /** Removes the video with its captions and upload record; false when there was none. */
   deleteVideo(id: string): Promise<boolean>;
   /**
@@ -238,6 +290,11 @@ export interface Storage {
 
   createProject(input: Omit<Project, 'id' | 'createdAt'>): Promise<Project>;
   listProjects(q: { workspaceId: string; limit: number; after?: { at: Date; id: string } }): Promise<Project[]>;
+  getProject(id: string): Promise<Project | null>;
+  /** Appends a clip while the project has fewer than `maxClips`; the updated project, or null (absent or full). */
+  addProjectClip(id: string, clip: ProjectClip, maxClips: number): Promise<Project | null>;
+  /** The project's newest export (a video of origin project), or null. */
+  latestProjectExport(projectId: string): Promise<Video | null>;
 
   createUpload(input: Omit<UploadRecord, 'completedAt'>): Promise<UploadRecord>;
   getUpload(id: string): Promise<UploadRecord | null>;

@@ -122,6 +122,16 @@ export const MIGRATIONS: readonly string[] = [
   // The transcript behind the captions, with its word times, for the read-along. Null for
   // captions stored before it was kept.
   'ALTER TABLE captions ADD COLUMN transcript jsonb;',
+  // Edit by transcript: a video made by cutting another (origin trim) or by joining a project's
+  // clips (origin project) is rendered after it is created. Its render spec stays with it so that a
+  // render cut off by a restart runs again; a render that fails leaves the video failed, with why.
+  `ALTER TABLE videos DROP CONSTRAINT IF EXISTS videos_state_check;
+   ALTER TABLE videos ADD CONSTRAINT videos_state_check
+     CHECK (state IN ('uploading', 'ready', 'rendering', 'failed'));
+   ALTER TABLE videos ADD COLUMN render_spec jsonb, ADD COLUMN render_error text,
+     ADD COLUMN source_video_id text, ADD COLUMN project_id text REFERENCES projects(id) ON DELETE SET NULL;
+   CREATE INDEX videos_rendering_idx ON videos (created_at) WHERE state = 'rendering';
+   CREATE INDEX videos_project_idx ON videos (project_id, created_at DESC) WHERE project_id IS NOT NULL;`,
 ];
 
 /** Arbitrary constant: serialises concurrent migrators on one database. */

@@ -1,7 +1,7 @@
 /** Projects: a workspace's titled lists of clips (source URL, duration, title), listed newest first. */
 
 import { uuidv7 } from '../ids.ts';
-import type { Project } from '../types.ts';
+import type { Project, ProjectClip } from '../types.ts';
 import type { Queryable } from './client.ts';
 
 interface ProjectRow {
@@ -45,4 +45,24 @@ export async function listProjects(
     params,
   );
   return rows.map(toProject);
+}
+
+export async function getProject(db: Queryable, id: string): Promise<Project | null> {
+  const rows = await db.query<ProjectRow>('SELECT * FROM projects WHERE id = $1', [id]);
+  return rows[0] ? toProject(rows[0]) : null;
+}
+
+/** One statement: two clips added at once both land, and the cap holds. */
+export async function addProjectClip(
+  db: Queryable,
+  id: string,
+  clip: ProjectClip,
+  maxClips: number,
+): Promise<Project | null> {
+  const rows = await db.query<ProjectRow>(
+    `UPDATE projects SET clips = clips || jsonb_build_array($2::jsonb)
+     WHERE id = $1 AND jsonb_array_length(clips) < $3 RETURNING *`,
+    [id, JSON.stringify(clip), maxClips],
+  );
+  return rows[0] ? toProject(rows[0]) : null;
 }

@@ -1,7 +1,7 @@
 /** Videos: the library's records (guests' recordings too): lists, patches, guest claims, caption status. */
 
 import { uuidv7 } from '../ids.ts';
-import type { CaptionStatus, NewVideo, Video, VideoPatch, VideoQuery } from '../types.ts';
+import type { CaptionStatus, NewVideo, RenderSpec, Video, VideoPatch, VideoQuery, VideoState } from '../types.ts';
 import type { Queryable } from './client.ts';
 
 interface VideoRow {
@@ -24,6 +24,10 @@ interface VideoRow {
   has_thumbnail: boolean;
   caption_status: CaptionStatus;
   caption_error: string | null;
+  render_spec: RenderSpec | string | null;
+  render_error: string | null;
+  source_video_id: string | null;
+  project_id: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -49,6 +53,10 @@ const toVideo = (r: VideoRow): Video => ({
   hasThumbnail: r.has_thumbnail,
   captionStatus: r.caption_status,
   captionError: r.caption_error,
+  renderSpec: typeof r.render_spec === 'string' ? JSON.parse(r.render_spec) : r.render_spec,
+  renderError: r.render_error,
+  sourceVideoId: r.source_video_id,
+  projectId: r.project_id,
   createdAt: new Date(r.created_at),
   updatedAt: new Date(r.updated_at),
 });
@@ -68,14 +76,20 @@ const VIDEO_PATCH_COLUMNS: Readonly<Record<keyof VideoPatch, string>> = {
   hasThumbnail: 'has_thumbnail',
   captionStatus: 'caption_status',
   captionError: 'caption_error',
+  renderSpec: 'render_spec',
+  renderError: 'render_error',
 };
+
+/** jsonb columns take their value as JSON text. */
+const JSON_COLUMNS = new Set(['render_spec']);
 
 const SORT_COLUMNS = { createdAt: 'created_at', updatedAt: 'updated_at' } as const;
 
 export async function createVideo(db: Queryable, input: NewVideo): Promise<Video> {
   const rows = await db.query<VideoRow>(
-    `INSERT INTO videos (id, workspace_id, owner_id, folder_id, title, origin, visibility, hosted_video_id, guest_token_hash)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
+    `INSERT INTO videos (id, workspace_id, owner_id, folder_id, title, origin, visibility, hosted_video_id,
+       guest_token_hash, state, render_spec, source_video_id, project_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13) RETURNING *`,
     [
       uuidv7(),
       input.workspaceId ?? null,
@@ -86,6 +100,10 @@ export async function createVideo(db: Queryable, input: NewVideo): Promise<Video
       input.visibility ?? 'private',
       input.hostedVideoId,
       input.guestTokenHash ?? null,
+      input.state ?? 'uploading',
+      input.renderSpec ? JSON.stringify(input.renderSpec) : null,
+      input.sourceVideoId ?? null,
+      input.projectId ?? null,
     ],
   );
   return toVideo(rows[0]!);
@@ -120,15 +138,56 @@ export async function listVideos(db: Queryable, q: VideoQuery): Promise<Video[]>
 }
 
 export async function updateVideo(db: Queryable, id: string, patch: VideoPatch): Promise<Video | null> {
+  return patchVideo(db, id, patch, null);
+}
+
+export async function transitionVideo(
+  db: Queryable,
+  id: string,
+  from: VideoState,
+  patch: VideoPatch,
+): Promise<Video | null> {
+  return patchVideo(db, id, patch, from);
+}
+
+async function patchVideo(
+  db: Queryable,
+  id: string,
+  patch: VideoPatch,
+  from: VideoState | null,
+): Promise<Video | null> {
   const sets: string[] = [];
   const params: unknown[] = [id];
   for (const [key, column] of Object.entries(VIDEO_PATCH_COLUMNS) as Array<[keyof VideoPatch, string]>) {
-    if (patch[key] === undefined) continue;
-    params.push(patch[key]);
-    sets.push(`${column} = $${params.length}`);
+    const value = patch[key];
+    if (value === undefined) continue;
+    const json = JSON_COLUMNS.has(column);
+    params.push(json && value !== null ? JSON.stringify(value) : value);
+    sets.push(`${column} = $${params.length}${json ? '::jsonb' : ''}`);
   }
   sets.push("updated_at = date_trunc('milliseconds', clock_timestamp())");
-  const rows = await db.query<VideoRow>(`UPDATE videos SET ${sets.join(', ')} WHERE id = $1 RETURNING *`, params);
+  let where = 'id = $1';
+  if (from !== null) {
+    params.push(from);
+    where += ` AND state = $${params.length}`;
+  }
+  const rows = await db.query<VideoRow>(`UPDATE videos SET ${sets.join(', ')} WHERE ${where} RETURNING *`, params);
+  return rows[0] ? toVideo(rows[0]) : null;
+}
+
+export async function listVideosInState(db: Queryable, state: VideoState, limit: number): Promise<Video[]> {
+  const rows = await db.query<VideoRow>('SELECT * FROM videos WHERE state = $1 ORDER BY created_at LIMIT $2', [
+    state,
+    limit,
+  ]);
+  return rows.map(toVideo);
+}
+
+export async function latestProjectExport(db: Queryable, projectId: string): Promise<Video | null> {
+  const rows = await db.query<VideoRow>(
+    'SELECT * FROM videos WHERE project_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1',
+    [projectId],
+  );
   return rows[0] ? toVideo(rows[0]) : null;
 }
 

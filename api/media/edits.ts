@@ -1,0 +1,416 @@
+/**
+ * Edit by transcript, the service side: a trim (a video with ranges cut out) or a project export
+ * (clips joined in order) becomes a new video, `rendering` until its render ends `ready` — with
+ * captions re-timed from the sources' word times, nothing transcribed again — or `failed` with the
+ * reason in `renderError`. Sources never change.
+ *
+ * Renders go through the service's Transcriber seam (the job queue, with the members' lane: only
+ * members edit), as render jobs (workers/render.ts). Each video keeps its render spec while it
+ * renders, so a render cut off by a restart is started again by `recover()` at the next start,
+ * once (`maxAttempts`), then marked failed: never left `rendering`. Knows no Fastify.
+ */
+
+import { randomBytes } from 'node:crypto';
+import { mkdir, rm, stat, statfs } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { renderSrt, renderVtt } from '../../engine/captions/index.ts';
+import {
+  EngineError,
+  extractThumbnail,
+  isEngineError,
+  isFiller,
+  keepFromRemove,
+  mediaContentType,
+  mergeRanges,
+  probeMedia,
+  retimeTranscript,
+  suggestFillerCuts,
+  suggestPauseCuts,
+  type TimeRange,
+} from '../../engine/index.ts';
+import type { Transcript } from '../../engine/types.ts';
+import { ApiError } from '../errors.ts';
+import type { CaptionTranscript, Project, RenderSpec, Storage, TimeSpan, Video } from '../storage/types.ts';
+import type { Transcriber } from '../transcriber.ts';
+import { storedTranscript } from './captions.ts';
+import type { MediaFiles } from './files.ts';
+
+export interface EditRendersOptions {
+  storage: Storage;
+  files: MediaFiles;
+  /** The members' lane of the job queue. */
+  transcriber: Transcriber;
+  /** Free space the media disk keeps (507 below it, counting the render's estimated size). */
+  diskFloorBytes: number;
+  /** Longest output a render may write. */
+  maxOutputSec: number;
+  /** Renders in flight at once in this process (503 QUEUE_FULL past it). Default 8. */
+  maxPending?: number;
+  /** Starts a render gets, restarts included (default 2). */
+  maxAttempts?: number;
+  onError?: (err: unknown, videoId: string) => void;
+}
+
+export interface TrimRequest {
+  remove: TimeSpan[];
+  /** Pauses between words longer than this (seconds) are shortened to `pauseTo`. */
+  shortenPausesOver?: number;
+  pauseTo?: number;
+  removeFillers?: boolean;
+  title?: string;
+}
+
+/** A project's clip resolved to a stored video the caller may view. */
+export interface ResolvedClip {
+  video: Video;
+  start: number;
+  end: number;
+}
+
+/** Where a render stands, for the page's progress bar. */
+export interface RenderStatus {
+  state: Video['state'];
+  /** 0..1 while this process renders it; null otherwise. */
+  progress: number | null;
+  error: string | null;
+}
+
+const DEFAULT_PAUSE_TO = 0.3;
+
+export class EditRenders {
+  readonly #o: EditRendersOptions;
+  readonly #running = new Map<string, { controller: AbortController; done: Promise<void>; progress: number }>();
+  #closing = false;
+
+  constructor(o: EditRendersOptions) {
+    this.#o = o;
+  }
+
+  get pending(): number {
+    return this.#running.size;
+  }
+
+  /**
+   * The kept ranges of `source` for a trim: the caller's cuts (checked by the engine: in order,
+   * inside the media, leaving something — 400 EDIT_INVALID otherwise), with the suggested pause and
+   * filler cuts added when asked.
+   */
+  async keepFor(source: Video, req: TrimRequest): Promise<{ keep: TimeRange[]; duration: number }> {
+    if (source.state !== 'ready') throw new ApiError(409, 'MEDIA_NOT_READY', 'The video has no media yet.');
+    const duration = source.durationSec ?? (await probeMedia(this.#o.files.mediaPath(source.id)))?.durationSec;
+    if (!duration) throw new EngineError('EDIT_INVALID', 'The media has no known duration to cut.');
+    // The caller's own list must be valid as given (ordered, inside the media, leaving something).
+    keepFromRemove(duration, req.remove);
+    const cuts: TimeRange[] = [...req.remove];
+    if (req.shortenPausesOver !== undefined || req.removeFillers) {
+      const t = await this.#sourceTranscript(source);
+      if (!t?.segments.some((s) => (s.words?.length ?? 0) > 0)) {
+        throw new ApiError(409, 'EDIT_NEEDS_TRANSCRIPT', 'Shortening pauses and removing fillers need word times.');
+      }
+      if (req.removeFillers) cuts.push(...suggestFillerCuts(t, { language: t.language }));
+      if (req.shortenPausesOver !== undefined) {
+        const to = req.pauseTo ?? Math.min(DEFAULT_PAUSE_TO, req.shortenPausesOver);
+        // A filler that goes leaves a pause: the words around it are measured as neighbours.
+        const spoken = req.removeFillers ? withoutFillers(t) : t;
+        cuts.push(...suggestPauseCuts(spoken, { over: req.shortenPausesOver, to }));
+      }
+    }
+    // Suggestions may overlap the caller's cuts and each other: joined, and kept inside the media.
+    const inside = cuts
+      .map((c) => ({ start: Math.max(0, c.start), end: Math.min(duration, c.end) }))
+      .filter((c) => c.end > c.start);
+    return { keep: keepFromRemove(duration, mergeRanges(inside)), duration };
+  }
+
+  /** Creates the trimmed video (`rendering`) and starts its render. */
+  async trim(source: Video, ownerId: string, req: TrimRequest): Promise<Video> {
+    const { keep, duration } = await this.keepFor(source, req);
+    const kept = keep.reduce((s, k) => s + k.end - k.start, 0);
+    await this.#checkRoom((source.mediaBytes ?? 0) * (kept / duration));
+    return this.#create(
+      {
+        title: req.title ?? `${source.title} (edited)`,
+        origin: 'trim',
+        workspaceId: source.workspaceId!,
+        ownerId,
+        sourceVideoId: source.id,
+      },
+      { parts: [{ videoId: source.id, keep }], attempts: 1 },
+    );
+  }
+
+  /** Creates the project's export (`rendering`): its clips in order. */
+  async exportProject(project: Project, ownerId: string, clips: ResolvedClip[]): Promise<Video> {
+    if (clips.length === 0) throw new EngineError('EDIT_INVALID', 'The project has no clips to export.');
+    let seconds = 0;
+    let bytes = 0;
+    for (const c of clips) {
+      if (c.video.state !== 'ready') {
+        throw new ApiError(409, 'MEDIA_NOT_READY', `The clip from ${c.video.id} has no media yet.`);
+      }
+      const d = c.video.durationSec ?? c.end;
+      if (!(c.end > c.start) || c.start < 0 || c.end > d + 1e-6) {
+        throw new EngineError('EDIT_INVALID', `A clip's range [${c.start}, ${c.end}) is outside its media.`);
+      }
+      seconds += c.end - c.start;
+      bytes += (c.video.mediaBytes ?? 0) * ((c.end - c.start) / d);
+    }
+    if (seconds > this.#o.maxOutputSec) {
+      throw new EngineError(
+        'EDIT_INVALID',
+        `The export would last ${Math.round(seconds)} s, past ${this.#o.maxOutputSec} s.`,
+      );
+    }
+    await this.#checkRoom(bytes);
+    return this.#create(
+      { title: project.title, origin: 'project', workspaceId: project.workspaceId, ownerId, projectId: project.id },
+      { parts: clips.map((c) => ({ videoId: c.video.id, keep: [{ start: c.start, end: c.end }] })), attempts: 1 },
+    );
+  }
+
+  status(video: Video): RenderStatus {
+    const running = this.#running.get(video.id);
+    return {
+      state: video.state,
+      progress: video.state === 'rendering' && running ? running.progress : null,
+      error: video.renderError,
+    };
+  }
+
+  /**
+   * Renders a restart cut off: each `rendering` video not rendering here starts again, or, past
+   * `maxAttempts` starts, ends failed. Run once at start; answers how many it found.
+   */
+  async recover(): Promise<number> {
+    const found = await this.#o.storage.listVideosInState('rendering', 1000);
+    const max = this.#o.maxAttempts ?? 2;
+    let n = 0;
+    for (const video of found) {
+      if (this.#running.has(video.id)) continue;
+      n++;
+      const spec = video.renderSpec;
+      if (!spec || spec.attempts >= max) {
+        await this.#fail(video.id, `ABORTED: the render was cut off by a restart ${spec?.attempts ?? 0} time(s)`);
+        continue;
+      }
+      const next = { ...spec, attempts: spec.attempts + 1 };
+      const moved = await this.#o.storage.transitionVideo(video.id, 'rendering', { renderSpec: next });
+      if (moved) this.#start(moved, next);
+    }
+    return n;
+  }
+
+  /** Waits for one video's render (tests, and callers that want the outcome). */
+  async settled(videoId: string): Promise<void> {
+    await this.#running.get(videoId)?.done;
+  }
+
+  /** Stops a render (its video is being deleted); resolves once it has settled. */
+  async cancel(videoId: string): Promise<void> {
+    const job = this.#running.get(videoId);
+    if (!job) return;
+    job.controller.abort(new Error('video deleted'));
+    await job.done;
+  }
+
+  /** Stops what renders here and leaves it `rendering`: the next start runs it again. */
+  async close(): Promise<void> {
+    this.#closing = true;
+    for (const job of this.#running.values()) job.controller.abort(new Error('service closing'));
+    await Promise.all([...this.#running.values()].map((j) => j.done));
+  }
+
+  async #create(
+    base: Pick<Video, 'title' | 'origin'> & { workspaceId: string; ownerId: string } & Partial<
+        Pick<Video, 'sourceVideoId' | 'projectId'>
+      >,
+    spec: RenderSpec,
+  ): Promise<Video> {
+    if (this.#closing) throw new ApiError(503, 'SERVICE_BUSY', 'The service is shutting down; retry shortly.');
+    if (this.#running.size >= (this.#o.maxPending ?? 8)) {
+      throw new ApiError(503, 'QUEUE_FULL', 'Too many renders are pending; try again later.', {
+        headers: { 'retry-after': '30' },
+      });
+    }
+    const video = await this.#o.storage.createVideo({
+      ...base,
+      // Not a TUS upload: a unique id of the same shape, so removal finds nothing to sweep.
+      hostedVideoId: randomBytes(16).toString('hex'),
+      state: 'rendering',
+      renderSpec: spec,
+    });
+    this.#start(video, spec);
+    return video;
+  }
+
+  async #checkRoom(estimatedBytes: number): Promise<void> {
+    await mkdir(this.#o.files.videosDir, { recursive: true });
+    const fs = await statfs(this.#o.files.videosDir).catch(() => null);
+    if (fs !== null && fs.bavail * fs.bsize - estimatedBytes < this.#o.diskFloorBytes) {
+      throw new ApiError(507, 'INSUFFICIENT_STORAGE', 'The media disk is nearly full; retry later.', {
+        headers: { 'retry-after': '300' },
+      });
+    }
+  }
+
+  #start(video: Video, spec: RenderSpec): void {
+    const controller = new AbortController();
+    const entry = { controller, done: Promise.resolve(), progress: 0 };
+    entry.done = this.#run(video, spec, controller.signal, (f) => {
+      entry.progress = f;
+    }).finally(() => this.#running.delete(video.id));
+    this.#running.set(video.id, entry);
+  }
+
+  async #run(video: Video, spec: RenderSpec, signal: AbortSignal, onFraction: (f: number) => void): Promise<void> {
+    const { files, storage } = this.#o;
+    const output = files.mediaPath(video.id);
+    try {
+      await mkdir(dirname(output), { recursive: true });
+      const first = files.mediaPath(spec.parts[0]!.videoId);
+      const rendered = await this.#o.transcriber.transcribe(
+        {
+          sourceUrl: `file:${spec.parts[0]!.videoId}`,
+          sourcePath: first,
+          policy: { mode: 'allowlist', hostSuffixes: [] },
+          wordTimestamps: false,
+          maxBytes: Number.MAX_SAFE_INTEGER,
+          jobId: `render-${video.id}`,
+          render: {
+            output,
+            parts: spec.parts.map((p) => ({ source: files.mediaPath(p.videoId), keep: p.keep })),
+            maxOutputSeconds: this.#o.maxOutputSec,
+          },
+        },
+        signal,
+        (p) => {
+          if (p.stage === 'render' && p.fraction !== undefined) onFraction(p.fraction);
+        },
+      );
+      signal.throwIfAborted();
+      await this.#finish(video, renderedSpec(spec, rendered), output, signal);
+    } catch (err) {
+      // Shutting down: left `rendering`, for recover() at the next start.
+      if (this.#closing && signal.aborted) return;
+      const reason = isEngineError(err)
+        ? `${err.code}: ${err.message}`
+        : signal.aborted
+          ? 'ABORTED: stopped'
+          : 'INTERNAL_ERROR: the render failed';
+      if (!isEngineError(err) && !signal.aborted) this.#o.onError?.(err, video.id);
+      await this.#fail(video.id, reason);
+      await storage.getVideo(video.id).then(
+        (v) => (v ? rm(dirname(output), { recursive: true, force: true }) : undefined),
+        () => undefined,
+      );
+    }
+  }
+
+  /** The output probed, its thumbnail made, the sources' words re-timed onto it, then `ready`. */
+  async #finish(video: Video, spec: RenderSpec, output: string, signal: AbortSignal): Promise<void> {
+    const { files, storage } = this.#o;
+    const info = await probeMedia(output, { signal });
+    if (!info) throw new EngineError('INTERNAL_ERROR', 'The rendered file is not readable media.');
+    const bytes = (await stat(output)).size;
+    const hasThumbnail = info.hasVideo
+      ? await extractThumbnail(output, files.thumbnailPath(video.id), { signal }).catch(() => false)
+      : false;
+    const transcript = await this.#joinedTranscript(spec, info.durationSec);
+    // Captions first: the video turns `ready` with them in place.
+    if (transcript && (await storage.getVideo(video.id))?.state === 'rendering') {
+      await storage.putCaptions({
+        videoId: video.id,
+        vtt: renderVtt(transcript),
+        srt: renderSrt(transcript),
+        source: 'generated',
+        transcript: storedTranscript(transcript),
+      });
+    }
+    await storage.transitionVideo(video.id, 'rendering', {
+      state: 'ready',
+      durationSec: info.durationSec,
+      mediaBytes: bytes,
+      mediaType: mediaContentType(info),
+      hasThumbnail,
+      renderSpec: null,
+    });
+  }
+
+  /** Each part's source words re-timed onto its kept ranges, shifted after the parts before it. */
+  async #joinedTranscript(spec: RenderSpec, duration: number | null): Promise<Transcript | null> {
+    const out: Transcript = { language: 'und', duration: 0, segments: [] };
+    let any = false;
+    let offset = 0;
+    for (const part of spec.parts) {
+      const src = await this.#o.storage.getVideo(part.videoId);
+      const t = src ? await this.#sourceTranscript(src) : null;
+      const partSec = part.keep.reduce((s, k) => s + k.end - k.start, 0);
+      if (t) {
+        any = true;
+        if (out.language === 'und') out.language = t.language;
+        const r = retimeTranscript(t, part.keep);
+        for (const seg of r.segments) out.segments.push(shiftSegment(seg, offset));
+      }
+      offset += partSec;
+    }
+    out.duration = duration ?? offset;
+    return any ? out : null;
+  }
+
+  async #sourceTranscript(video: Video): Promise<Transcript | null> {
+    const c = await this.#o.storage.getCaptions(video.id);
+    return c?.transcript ? engineTranscript(c.transcript) : null;
+  }
+
+  async #fail(videoId: string, reason: string): Promise<void> {
+    await this.#o.storage
+      .transitionVideo(videoId, 'rendering', { state: 'failed', renderError: reason.slice(0, 500), renderSpec: null })
+      .catch(() => null);
+  }
+}
+
+/**
+ * The spec with each part's ranges as rendered (snapped to frames; the job's segments, tagged with
+ * their part), so captions are re-timed onto exactly what was cut. Unchanged when the job has none.
+ */
+function renderedSpec(spec: RenderSpec, rendered: Transcript): RenderSpec {
+  if (rendered.segments.length === 0) return spec;
+  return {
+    ...spec,
+    parts: spec.parts.map((p, i) => {
+      const keep = rendered.segments.filter((s) => s.text === String(i)).map((s) => ({ start: s.start, end: s.end }));
+      return keep.length > 0 ? { ...p, keep } : p;
+    }),
+  };
+}
+
+/** The stored transcript as the engine's shape (stored words carry no probability). */
+export function engineTranscript(c: CaptionTranscript): Transcript {
+  return {
+    language: c.language,
+    duration: c.duration,
+    segments: c.segments.map((s) => ({
+      start: s.start,
+      end: s.end,
+      text: s.text,
+      words: s.words.map((w) => ({ start: w.start, end: w.end, text: w.text, p: 1 })),
+    })),
+  };
+}
+
+function withoutFillers(t: Transcript): Transcript {
+  return {
+    ...t,
+    segments: t.segments.map((s) => ({ ...s, words: (s.words ?? []).filter((w) => !isFiller(w.text, t.language)) })),
+  };
+}
+
+function shiftSegment(seg: Transcript['segments'][number], by: number): Transcript['segments'][number] {
+  if (by === 0) return seg;
+  return {
+    ...seg,
+    start: seg.start + by,
+    end: seg.end + by,
+    ...(seg.words ? { words: seg.words.map((w) => ({ ...w, start: w.start + by, end: w.end + by })) } : {}),
+  };
+}

@@ -1,0 +1,97 @@
+/**
+ * `transcribe-edit` as an operator runs it: a real child process, real ffmpeg, a JSON transcript
+ * (--transcript, so no model runs), captions checked by a real WebVTT parser.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebVTTParser } from 'webvtt-parser';
+import { makeCounterVideo, readFrames } from '../engine/edit/test-media.ts';
+import type { Transcript } from '../engine/types.ts';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const BIN = join(ROOT, 'cli/bin/transcribe-edit.js');
+
+function edit(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(process.execPath, [BIN, ...args], { cwd: ROOT, timeout: 120_000 }, (err, stdout, stderr) => {
+      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+const word = (text: string, start: number, end: number) => ({ text, start, end, p: 0.9 });
+const transcript: Transcript = {
+  language: 'en',
+  duration: 6,
+  segments: [
+    {
+      start: 0,
+      end: 2.5,
+      text: ' hello um cut world',
+      words: [word('hello', 0.2, 0.5), word('um', 0.6, 0.9), word('cut', 1.2, 1.6), word('world', 2.2, 2.5)],
+    },
+    { start: 4.5, end: 4.9, text: ' again', words: [word('again', 4.5, 4.9)] },
+  ],
+};
+
+let dir: string;
+let input: string;
+let json: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'edit-cli-'));
+  input = join(dir, 'talk.mp4');
+  json = join(dir, 'talk.json');
+  await makeCounterVideo(input, 6);
+  await writeFile(json, JSON.stringify(transcript));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('transcribe-edit', () => {
+  it('cuts a range, fillers and long pauses, and writes re-timed captions beside the output', async () => {
+    const out = join(dir, 'edited.mp4');
+    const r = await edit([
+      input,
+      '--transcript', json,
+      '--remove', '1-2',
+      '--shorten-pauses', '0.8', '--pause-to', '0.2',
+      '--remove-fillers',
+      '--captions', 'vtt,json',
+      '--out', out,
+    ]); // biome-ignore format: one flag and its value per line
+    expect(r.stderr).toMatch(/3 pieces kept, 6\.\d+ s → 1\.92 s; wrote .*edited\.mp4, .*edited\.vtt, .*edited\.json/);
+    expect(r.code).toBe(0);
+    // Removed: um + its gap [0.6, 1.2) ∪ [1, 2); the pause 2.5 → 4.5 down to 0.2 s; the tail after "again".
+    const frames = await readFrames(out);
+    expect(frames.length).toBe(48);
+    const vtt = new WebVTTParser().parse(await readFile(join(dir, 'edited.vtt'), 'utf8'), 'metadata');
+    expect(vtt.errors).toEqual([]);
+    expect(vtt.cues.map((c) => c.text).join(' ')).toMatch(/^hello world again$/);
+    const retimed = JSON.parse(await readFile(join(dir, 'edited.json'), 'utf8')) as Transcript;
+    const words = retimed.segments.flatMap((s) => s.words ?? []);
+    expect(words.map((w) => w.text)).toEqual(['hello', 'world', 'again']);
+    // Each word's output time shows the frame it was spoken on in the source.
+    for (const [i, source] of [0.2, 2.2, 4.5].entries()) {
+      const shown = frames[Math.round((words[i]?.start ?? 0) * 25)]?.index ?? -1;
+      expect(Math.abs(shown - source * 25)).toBeLessThanOrEqual(1);
+    }
+  });
+
+  it('fails with a stable code and no output for bad edits and bad input', async () => {
+    const out = join(dir, 'never.mp4');
+    const outside = await edit([input, '--transcript', json, '--remove', '5-9', '--out', out]);
+    expect(outside.code).toBe(1);
+    expect(outside.stderr).toMatch(/^error: EDIT_INVALID /);
+    const notMedia = await edit([json, '--transcript', json, '--remove', '1-2', '--out', out]);
+    expect(notMedia.stderr).toMatch(/^error: DECODE_FAILED /);
+    const usage = await edit([input, '--remove', 'abc', '--out', out]);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toMatch(/^error: USAGE /);
+    await expect(stat(out)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});

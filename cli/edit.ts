@@ -1,0 +1,270 @@
+/**
+ * `npx transcribe-edit IN --out OUT.mp4 [--remove A-B] [--shorten-pauses X] [--remove-fillers]`: cut a
+ * recording by its transcript. It transcribes IN (or reads --transcript FILE), adds the suggested cuts,
+ * renders the kept ranges into OUT (engine/edit) and writes the transcript re-timed onto OUT as captions
+ * beside it (OUT.vtt, ...). Progress on a terminal only; on failure `error: <CODE> <message>` on stderr
+ * and a non-zero exit (2 for usage, 130 when interrupted).
+ */
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import { parse as parsePath } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ensureAddon } from '../engine/asr/native/ensure.ts';
+import { type CaptionFormat, render } from '../engine/captions/index.ts';
+import { asEngineError, EngineError } from '../engine/errors.ts';
+import {
+  createEngine,
+  FILLER_PROMPTS,
+  keepFromRemove,
+  mergeRanges,
+  probeMedia,
+  renderEdit,
+  retimeTranscript,
+  suggestFillerCuts,
+  suggestPauseCuts,
+  type TimeRange,
+  type Transcript,
+} from '../engine/index.ts';
+import { DEFAULT_MODEL, resolveModel } from '../models/index.ts';
+import type { CliErrorCode } from './errors.ts';
+import { createProgressBar, type ProgressBar } from './progress.ts';
+
+const USAGE = `usage: transcribe-edit <file> --out OUT [options]
+
+  --out FILE              the edited media: MP4 (H.264/AAC) for video, the source's codec for audio
+  --remove A-B            remove seconds A to B (e.g. 12.5-14 or 1:02.5-1:04); repeat or comma-separate
+  --shorten-pauses X      shorten every pause longer than X seconds ...
+  --pause-to Y            ... to Y seconds (default: the smaller of 0.3 and X / 2)
+  --remove-fillers        remove filler words (um, uh, ...); transcribes with a prompt that keeps them
+  --transcript FILE       the source's transcript as JSON (transcribe --format json): no model runs
+  --captions LIST         caption formats written beside OUT: vtt,srt,json,txt (default vtt)
+  --fade-ms N             audio fade at each side of a join, 0..20 (default 10)
+  --model NAME|PATH       model for transcribing (default ${DEFAULT_MODEL})
+  --language xx           language hint (and the filler list to use)
+  --threads N             CPU threads for transcribing
+  --max-duration SEC      refuse media (and an output) longer than this (default 14400)
+  --models-dir DIR        model cache directory
+  --offline               never download a model
+  -h, --help`;
+
+const FORMATS = new Set<CaptionFormat>(['json', 'vtt', 'srt', 'txt']);
+
+class UsageError extends Error {}
+
+/** Seconds from "12.5", "1:02.5" or "1:00:02". */
+function seconds(text: string): number {
+  if (!/^\d+(:\d+){0,2}(\.\d+)?$/.test(text)) throw new UsageError(`'${text}' is not a time (seconds or [h:]m:s)`);
+  return text.split(':').reduce((acc, part) => acc * 60 + Number(part), 0);
+}
+
+function parseRemove(values: string[]): TimeRange[] {
+  return values
+    .flatMap((v) => v.split(','))
+    .filter((v) => v.trim() !== '')
+    .map((v) => {
+      const m = /^\s*([\d:.]+)\s*-\s*([\d:.]+)\s*$/.exec(v);
+      if (!m) throw new UsageError(`--remove takes A-B, got '${v}'`);
+      return { start: seconds(m[1] as string), end: seconds(m[2] as string) };
+    });
+}
+
+function positive(name: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!(n > 0) || !Number.isFinite(n)) throw new UsageError(`--${name} must be a positive number, got '${v}'`);
+  return n;
+}
+
+export interface EditArgs {
+  input: string;
+  out: string;
+  remove: TimeRange[];
+  pauses?: { over: number; to: number };
+  removeFillers: boolean;
+  transcript?: string;
+  captions: CaptionFormat[];
+  fadeMs?: number;
+  model?: string;
+  language?: string;
+  threads?: number;
+  maxDuration: number;
+  modelsDir?: string;
+  offline: boolean;
+}
+
+export function parseEditArgs(argv: string[]): EditArgs | 'help' {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      out: { type: 'string' },
+      remove: { type: 'string', multiple: true, default: [] },
+      'shorten-pauses': { type: 'string' },
+      'pause-to': { type: 'string' },
+      'remove-fillers': { type: 'boolean', default: false },
+      transcript: { type: 'string' },
+      captions: { type: 'string', default: 'vtt' },
+      'fade-ms': { type: 'string' },
+      model: { type: 'string' },
+      language: { type: 'string' },
+      threads: { type: 'string' },
+      'max-duration': { type: 'string' },
+      'models-dir': { type: 'string' },
+      offline: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) return 'help';
+  if (positionals.length !== 1) throw new UsageError('expected exactly one <file>');
+  if (!values.out) throw new UsageError('--out FILE is required');
+  const captions = values.captions.split(',').map((f) => f.trim()) as CaptionFormat[];
+  if (captions.some((f) => !FORMATS.has(f))) throw new UsageError(`--captions takes ${[...FORMATS].join(',')}`);
+  const over = positive('shorten-pauses', values['shorten-pauses']);
+  const to = values['pause-to'] === undefined ? undefined : Number(values['pause-to']);
+  if (to !== undefined && !(to >= 0 && (over === undefined || to < over))) {
+    throw new UsageError('--pause-to must be ≥ 0 and less than --shorten-pauses');
+  }
+  if (to !== undefined && over === undefined) throw new UsageError('--pause-to needs --shorten-pauses');
+  const fadeMs = values['fade-ms'] === undefined ? undefined : Number(values['fade-ms']);
+  if (fadeMs !== undefined && !(fadeMs >= 0 && fadeMs <= 20)) throw new UsageError('--fade-ms takes 0 to 20');
+  if (values.language !== undefined && !/^[a-z]{2,3}$/.test(values.language)) {
+    throw new UsageError(`--language must be an ISO-639-1 code like 'en', got '${values.language}'`);
+  }
+  return {
+    input: positionals[0] as string,
+    out: values.out,
+    remove: parseRemove(values.remove),
+    pauses: over === undefined ? undefined : { over, to: to ?? Math.min(0.3, over / 2) },
+    removeFillers: values['remove-fillers'],
+    transcript: values.transcript,
+    captions: [...new Set(captions)],
+    fadeMs,
+    model: values.model,
+    language: values.language,
+    threads: positive('threads', values.threads),
+    maxDuration: positive('max-duration', values['max-duration']) ?? 4 * 3600,
+    modelsDir: values['models-dir'],
+    offline: values.offline,
+  };
+}
+
+/** A transcript file as `transcribe --format json` writes it; only the fields the edit reads are checked. */
+async function readTranscript(path: string): Promise<Transcript> {
+  let t: Transcript;
+  try {
+    t = JSON.parse(await readFile(path, 'utf8')) as Transcript;
+  } catch (err) {
+    throw new EngineError(
+      'INVALID_OPTIONS',
+      `--transcript: cannot read a JSON transcript (${(err as Error).message}).`,
+    );
+  }
+  if (typeof t !== 'object' || t === null || !Array.isArray(t.segments)) {
+    throw new EngineError('INVALID_OPTIONS', '--transcript: the file has no segments array.');
+  }
+  return { ...t, language: typeof t.language === 'string' ? t.language : 'en' };
+}
+
+async function transcribeInput(a: EditArgs, bar: ProgressBar, signal: AbortSignal): Promise<Transcript> {
+  await ensureAddon({ log: (line) => process.stderr.write(`transcribe-edit: ${line}\n`), signal });
+  const model = await resolveModel(a.model ?? DEFAULT_MODEL, { cacheDir: a.modelsDir, download: !a.offline, signal });
+  const engine = await createEngine({
+    modelPath: model.path,
+    threads: a.threads ?? Math.min(4, availableParallelism()),
+    maxDurationSec: a.maxDuration,
+  });
+  try {
+    // Whisper leaves fillers out unless its prompt shows some (engine/edit/README.md).
+    const prompt = a.removeFillers ? (FILLER_PROMPTS[a.language ?? 'en'] ?? FILLER_PROMPTS.en) : undefined;
+    return await engine.transcribe(
+      a.input,
+      { ...(a.language ? { language: a.language } : {}), ...(prompt ? { initialPrompt: prompt } : {}) },
+      { signal, onProgress: (p) => bar.update(p.stage, p.fraction) },
+    );
+  } finally {
+    await engine.close();
+  }
+}
+
+/** OUT's name with each caption format's extension: talk.mp4 → talk.vtt. */
+export function captionPath(out: string, format: CaptionFormat): string {
+  const p = parsePath(out);
+  return `${p.dir ? `${p.dir}/` : ''}${p.name}.${format}`;
+}
+
+async function writeAtomic(path: string, text: string): Promise<void> {
+  const tmp = `${path}.${process.pid}.tmp`;
+  try {
+    await writeFile(tmp, text);
+    await rename(tmp, path);
+  } finally {
+    await rm(tmp, { force: true });
+  }
+}
+
+async function edit(a: EditArgs, bar: ProgressBar, signal: AbortSignal): Promise<string> {
+  const info = await probeMedia(a.input, { signal }).catch(() => null);
+  const transcript = a.transcript ? await readTranscript(a.transcript) : await transcribeInput(a, bar, signal);
+  const duration = info?.durationSec ?? transcript.duration;
+  // Suggestions drawn to the transcript's end are clamped onto the media's (they differ by codec
+  // padding); the user's own ranges are checked as given.
+  const clamp = (rs: TimeRange[]) =>
+    rs.map((r) => ({ start: r.start, end: Math.min(r.end, duration) })).filter((r) => r.end > r.start);
+  const remove = mergeRanges([
+    ...a.remove,
+    ...clamp(a.pauses ? suggestPauseCuts(transcript, a.pauses) : []),
+    ...clamp(a.removeFillers ? suggestFillerCuts(transcript, { language: a.language }) : []),
+  ]);
+  const keep = keepFromRemove(duration, remove);
+  const result = await renderEdit({
+    input: a.input,
+    output: a.out,
+    keep,
+    signal,
+    fadeMs: a.fadeMs,
+    maxOutputSeconds: a.maxDuration,
+    onProgress: (p) => bar.update('render', p.fraction),
+  });
+  const edited = retimeTranscript(transcript, result.keep);
+  const written = [a.out];
+  for (const format of a.captions) {
+    const path = captionPath(a.out, format);
+    await writeAtomic(path, render(format, edited));
+    written.push(path);
+  }
+  return `transcribe-edit: ${result.keep.length} pieces kept, ${duration.toFixed(2)} s → ${result.duration.toFixed(2)} s; wrote ${written.join(', ')}\n`;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let args: EditArgs | 'help';
+  try {
+    args = parseEditArgs(argv);
+  } catch (err) {
+    const code: CliErrorCode = 'USAGE';
+    process.stderr.write(`error: ${code} ${(err as Error).message}\n\n${USAGE}\n`);
+    return 2;
+  }
+  if (args === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const abort = new AbortController();
+  const onSignal = () => abort.abort(new Error('interrupted'));
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const bar = createProgressBar();
+  try {
+    const summary = await edit(args, bar, abort.signal);
+    bar.done();
+    process.stderr.write(summary);
+    return 0;
+  } catch (err) {
+    bar.done();
+    const e = asEngineError(err);
+    process.stderr.write(`error: ${e.code} ${e.message}\n`);
+    return abort.signal.aborted ? 130 : 1;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}

@@ -1,0 +1,25 @@
+/**
+ * engine/edit: cutting media by its transcript. The ranges to keep (from the cuts a user made and the
+ * ones suggested over the transcript), a render of them through ffmpeg, and the transcript re-timed onto
+ * the new file. See README.md beside this file.
+ */
+
+export {
+  checkKeep,
+  DURATION_SLACK_SEC,
+  keepFromRemove,
+  MAX_KEEP_RANGES,
+  mergeRanges,
+  type TimeRange,
+  totalDuration,
+} from './ranges.ts';
+export { RENDER_DEFAULTS, type RenderEditOptions, type RenderEditResult, renderEdit } from './render.ts';
+export { retimeTranscript } from './retime.ts';
+export {
+  FILLER_PROMPTS,
+  FILLER_WORDS,
+  isFiller,
+  type PauseCutOptions,
+  suggestFillerCuts,
+  suggestPauseCuts,
+} from './suggest.ts';

@@ -1,0 +1,294 @@
+/**
+ * renderEdit: the kept ranges of a local media file, re-encoded into a new file through one ffmpeg
+ * child (see plan.ts for how the cuts stay frame-accurate and in sync).
+ *
+ * This module owns the child's whole life: spawned with an argument array under the engine's input
+ * hardening, SIGKILLed on abort or timeout, always reaped before the call settles. It writes to a
+ * temporary name beside `output` and renames on success, so `output` is never a partial file; the
+ * temporary file and the filter script are removed on every path.
+ */
+
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { FORMAT_WHITELIST } from '../decode/index.ts';
+import { spawnFailure } from '../decode/tool.ts';
+import { abortError, EngineError, throwIfAborted } from '../errors.ts';
+import { filterGraph, type OutputFormat, outputFormat, type Plan, planPieces, type VideoSettings } from './plan.ts';
+import { type EditInput, probeEditInput } from './probe.ts';
+import { checkKeep, type TimeRange } from './ranges.ts';
+
+export interface RenderEditOptions {
+  /** A local media file (never a URL: ffmpeg may read files only). */
+  input: string;
+  /** Where the new file goes; written under a temporary name first, renamed when complete. */
+  output: string;
+  /** Ranges of the input to keep, in seconds: sorted, disjoint (see keepFromRemove). */
+  keep: TimeRange[];
+  signal?: AbortSignal;
+  onProgress?: (p: { fraction: number; outSeconds: number }) => void;
+  /** Audio fade at each side of every join, 0..20 ms (default 10). */
+  fadeMs?: number;
+  /** Longest output accepted (MEDIA_DURATION_EXCEEDED before anything runs). Default 4 h. */
+  maxOutputSeconds?: number;
+  ffmpegPath?: string;
+  ffprobePath?: string;
+  /** Wall-clock limit for the render (RENDER_TIMEOUT). Default 2 h. */
+  timeoutMs?: number;
+  /** libx264 settings for video outputs. */
+  video?: VideoSettings;
+  /** Highest frame rate rendered; faster sources are rendered at this rate (default 60). */
+  maxFps?: number;
+  /** ffmpeg's -threads (default: ffmpeg's own choice). */
+  threads?: number;
+}
+
+export interface RenderEditResult {
+  /** Output seconds (whole frames for video). */
+  duration: number;
+  hasVideo: boolean;
+  hasAudio: boolean;
+  /** 'mp4' for video; for audio the container written ('mp3', 'ogg', 'webm', 'wav', 'flac', 'mp4', ...). */
+  container: string;
+  contentType: string;
+  /** The ranges actually rendered (snapped to frames): retimeTranscript on these is exact. */
+  keep: TimeRange[];
+  /** The source's audio codec, and the one written. */
+  audioCodec?: string;
+  /** The render's frame rate, for video. */
+  fps?: number;
+  bytes: number;
+}
+
+export const RENDER_DEFAULTS = Object.freeze({
+  fadeMs: 10,
+  maxOutputSeconds: 4 * 3600,
+  timeoutMs: 2 * 3600_000,
+  maxFps: 60,
+});
+
+/** Largest single allocation ffmpeg may make (as for decoding): a hostile header asking for more fails. */
+const MAX_ALLOC_BYTES = 256 * 1024 * 1024;
+/** Bytes of ffmpeg's stderr kept for the error report. */
+const MAX_LOG = 16 * 1024;
+
+function checkOptions(
+  o: RenderEditOptions,
+): Required<Pick<RenderEditOptions, 'fadeMs' | 'maxOutputSeconds' | 'timeoutMs' | 'maxFps'>> {
+  const bad = (what: string) => new EngineError('INVALID_OPTIONS', `renderEdit: ${what}`);
+  if (typeof o?.input !== 'string' || o.input === '') throw bad('input must be a file path');
+  if (typeof o.output !== 'string' || o.output === '') throw bad('output must be a file path');
+  const s = {
+    fadeMs: o.fadeMs ?? RENDER_DEFAULTS.fadeMs,
+    maxOutputSeconds: o.maxOutputSeconds ?? RENDER_DEFAULTS.maxOutputSeconds,
+    timeoutMs: o.timeoutMs ?? RENDER_DEFAULTS.timeoutMs,
+    maxFps: o.maxFps ?? RENDER_DEFAULTS.maxFps,
+  };
+  if (!(s.fadeMs >= 0 && s.fadeMs <= 20)) throw bad('fadeMs must be from 0 to 20');
+  if (!(s.maxOutputSeconds > 0)) throw bad('maxOutputSeconds must be positive');
+  if (!(s.timeoutMs > 0)) throw bad('timeoutMs must be positive');
+  if (!(s.maxFps >= 1 && s.maxFps <= 120)) throw bad('maxFps must be from 1 to 120');
+  return s;
+}
+
+function ffmpegArgs(
+  o: RenderEditOptions,
+  script: string,
+  out: string,
+  fmt: OutputFormat,
+  input: EditInput,
+  plan: Plan,
+): string[] {
+  return [
+    '-nostdin',
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-nostats',
+    '-max_alloc',
+    String(MAX_ALLOC_BYTES),
+    ...(o.threads ? ['-threads', String(o.threads)] : []),
+    // Input hardening as for decoding: local files through the file protocol, a fixed demuxer list.
+    '-protocol_whitelist',
+    'file',
+    '-format_whitelist',
+    FORMAT_WHITELIST.join(','),
+    '-i',
+    `file:${o.input}`,
+    // A script file, not an argument: a graph of many pieces outgrows the kernel's 128 KiB per argument.
+    '-filter_complex_script',
+    script,
+    ...(input.video ? ['-map', '[v]', ...fmt.videoArgs] : []),
+    ...(input.audio ? ['-map', '[a]', ...fmt.audioArgs] : []),
+    // Chapters and the source's metadata describe the uncut file.
+    '-map_chapters',
+    '-1',
+    '-map_metadata',
+    '-1',
+    // A bound on the output whatever the graph does: the plan's length and a little.
+    '-t',
+    String(plan.duration + 1),
+    ...(fmt.muxer === 'mp4' ? ['-movflags', '+faststart'] : []),
+    '-progress',
+    'pipe:1',
+    '-f',
+    fmt.muxer,
+    '-y',
+    `file:${out}`,
+  ];
+}
+
+/**
+ * Renders `keep` of `input` into `output`. Video → MP4 H.264/AAC (+faststart); audio only → the
+ * source's codec. Errors: SOURCE_NOT_FOUND, EMPTY_MEDIA, DECODE_FAILED (not media), EDIT_INVALID (ranges),
+ * MEDIA_DURATION_EXCEEDED (output over maxOutputSeconds), RENDER_FAILED, RENDER_TIMEOUT, ABORTED,
+ * FFMPEG_NOT_FOUND, INVALID_OPTIONS.
+ */
+export async function renderEdit(opts: RenderEditOptions): Promise<RenderEditResult> {
+  const s = checkOptions(opts);
+  throwIfAborted(opts.signal, 'render');
+  const input = await probeEditInput(opts.input, {
+    ffprobePath: opts.ffprobePath,
+    signal: opts.signal,
+    maxFps: s.maxFps,
+  }).catch((err: unknown) => {
+    throwIfAborted(opts.signal, 'render');
+    throw err;
+  });
+  const keep = checkKeep(opts.keep, input.duration);
+  const plan = planPieces(keep, input);
+  if (plan.pieces.length === 0) {
+    throw new EngineError('EDIT_INVALID', 'The kept ranges are all shorter than a frame: nothing is left.');
+  }
+  if (plan.duration > s.maxOutputSeconds) {
+    throw new EngineError(
+      'MEDIA_DURATION_EXCEEDED',
+      `The edit is ${plan.duration} s long; at most ${s.maxOutputSeconds} s.`,
+      {
+        details: { maxDurationSec: s.maxOutputSeconds, claimedSec: plan.duration },
+      },
+    );
+  }
+  const fmt = outputFormat(input, opts.video);
+  const fadeSamples = input.audio ? Math.round((s.fadeMs / 1000) * input.audio.sampleRate) : 0;
+  const work = await mkdtemp(join(tmpdir(), 'edit-'));
+  const partial = join(dirname(opts.output), `.${basename(opts.output)}.${randomBytes(6).toString('hex')}.part`);
+  let renamed = false;
+  try {
+    const script = join(work, 'graph.txt');
+    await writeFile(script, filterGraph(plan, input, fadeSamples));
+    await runFfmpeg(opts.ffmpegPath ?? 'ffmpeg', ffmpegArgs(opts, script, partial, fmt, input, plan), {
+      signal: opts.signal,
+      timeoutMs: s.timeoutMs,
+      total: plan.duration,
+      onProgress: opts.onProgress,
+    });
+    const { size } = await stat(partial);
+    if (size === 0) throw new EngineError('RENDER_FAILED', 'ffmpeg wrote an empty file.');
+    throwIfAborted(opts.signal, 'render');
+    await rename(partial, opts.output);
+    renamed = true;
+    return {
+      duration: plan.duration,
+      hasVideo: input.video !== undefined,
+      hasAudio: input.audio !== undefined,
+      container: fmt.container,
+      contentType: fmt.contentType,
+      keep: plan.pieces.map((p) => ({ start: p.start, end: p.end })),
+      audioCodec: input.audio
+        ? input.video
+          ? 'aac'
+          : fmt.audioArgs[1] === 'aac'
+            ? 'aac'
+            : input.audio.codec
+        : undefined,
+      fps: input.video ? input.video.fps.num / input.video.fps.den : undefined,
+      bytes: size,
+    };
+  } finally {
+    if (!renamed) await rm(partial, { force: true });
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+interface RunOptions {
+  signal?: AbortSignal;
+  timeoutMs: number;
+  total: number;
+  onProgress?: RenderEditOptions['onProgress'];
+}
+
+/** Runs ffmpeg to its exit; reads `-progress` key=value lines from stdout, keeps a tail of stderr. */
+function runFfmpeg(command: string, args: string[], o: RunOptions): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let child: ChildProcess;
+    try {
+      child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    } catch (err) {
+      reject(spawnFailure(err as NodeJS.ErrnoException, command));
+      return;
+    }
+    let failure: EngineError | undefined;
+    let log = '';
+    let pending = '';
+    let settled = false;
+    const kill = (why: EngineError) => {
+      failure ??= why;
+      child.kill('SIGKILL');
+    };
+    const onAbort = () => kill(abortError(o.signal, 'render'));
+    const timer = setTimeout(
+      () =>
+        kill(
+          new EngineError('RENDER_TIMEOUT', `The render took longer than ${o.timeoutMs} ms.`, {
+            details: { timeoutMs: o.timeoutMs },
+          }),
+        ),
+      o.timeoutMs,
+    );
+    o.signal?.addEventListener('abort', onAbort, { once: true });
+    const finish = (err: EngineError | undefined) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      o.signal?.removeEventListener('abort', onAbort);
+      if (err) reject(err);
+      else resolve();
+    };
+    child.stdout?.setEncoding('utf8');
+    child.stdout?.on('data', (text: string) => {
+      pending += text;
+      const lines = pending.split('\n');
+      pending = (lines.pop() ?? '').slice(-4096);
+      for (const line of lines) {
+        // out_time_us is the muxed output's position; -progress prints it every half second.
+        const m = /^out_time_us=(\d+)/.exec(line);
+        if (m && o.onProgress) {
+          const outSeconds = Math.min(o.total, Number(m[1]) / 1e6);
+          o.onProgress({ fraction: o.total > 0 ? outSeconds / o.total : 1, outSeconds });
+        }
+      }
+    });
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (text: string) => {
+      log = (log + text).slice(-MAX_LOG);
+    });
+    child.once('error', (err: NodeJS.ErrnoException) => {
+      child.kill('SIGKILL');
+      finish(spawnFailure(err, command));
+    });
+    child.once('close', (code, signal) => {
+      if (failure) return finish(failure);
+      if (code === 0) return finish(undefined);
+      // ffmpeg's log can name local paths: it goes in the cause (for operators), never in message or details.
+      finish(
+        new EngineError('RENDER_FAILED', `ffmpeg could not render the edit (exit ${code ?? signal}).`, {
+          cause: new Error(log.trim()),
+          details: { exitCode: code },
+        }),
+      );
+    });
+  });
+}
