@@ -271,7 +271,12 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     diskFloorBytes: config.media.diskFloorBytes,
     guestVideoTtlSec: config.guests.videoTtlSec,
   });
-  await appPageRoutes(app, { mediaOrigin: config.media.origin, publicUrl: config.publicUrl, storage: deps.storage });
+  await appPageRoutes(app, {
+    mediaOrigin: config.media.origin,
+    publicUrl: config.publicUrl,
+    storage: deps.storage,
+    model: config.model,
+  });
   app.decorate('dataPlane', { jobs, files, sweepExpiredUploads: uploads.sweep });
   // Abandoned uploads are swept a few times per TTL; the timer never keeps the process alive.
   const sweeper = setInterval(
