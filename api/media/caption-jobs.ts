@@ -78,12 +78,14 @@ export class CaptionJobs {
     }
     const controller = new AbortController();
     if (!guest) this.#members++;
-    const done = this.#run(video, controller.signal, guest !== undefined).finally(() => {
+    // Kept before the job starts: a transcriber may report progress before its first await.
+    const job = { controller, done: Promise.resolve(), percent: 0 };
+    this.#running.set(video.id, job);
+    job.done = this.#run(video, controller.signal, guest !== undefined, job).finally(() => {
       this.#running.delete(video.id);
       if (guest) guest.release();
       else this.#members--;
     });
-    this.#running.set(video.id, { controller, done, percent: 0 });
   }
 
   /** The running job's percentage (0–99), or null when this process runs none for the video. */
@@ -109,7 +111,7 @@ export class CaptionJobs {
     await Promise.all([...this.#running.values()].map((j) => j.done));
   }
 
-  async #run(video: Video, signal: AbortSignal, guest: boolean): Promise<void> {
+  async #run(video: Video, signal: AbortSignal, guest: boolean, job: { percent: number }): Promise<void> {
     const { storage, files } = this.#o;
     const transcriber = guest ? (this.#o.guestTranscriber ?? this.#o.transcriber) : this.#o.transcriber;
     try {
@@ -123,9 +125,8 @@ export class CaptionJobs {
         },
         signal,
         (p) => {
-          const job = this.#running.get(video.id);
           // Never backwards: windows finish out of order, and a retried job starts again from 0.
-          if (job) job.percent = Math.max(job.percent, progressPercent(p, video.durationSec));
+          job.percent = Math.max(job.percent, progressPercent(p, video.durationSec));
         },
       );
       if (signal.aborted) throw signal.reason;
