@@ -290,7 +290,12 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     diskFloorBytes: config.media.diskFloorBytes,
     guestVideoTtlSec: config.guests.videoTtlSec,
   });
-  await appPageRoutes(app, { mediaOrigin: config.media.origin, publicUrl: config.publicUrl, storage: deps.storage });
+  await appPageRoutes(app, {
+    mediaOrigin: config.media.origin,
+    publicUrl: config.publicUrl,
+    storage: deps.storage,
+    model: config.model,
+  });
   app.decorate('dataPlane', { jobs, edits, files, sweepExpiredUploads: uploads.sweep });
   // Renders a restart cut off start again (or end failed) once the app is up.
   app.addHook('onReady', async () => {

@@ -8,9 +8,11 @@
  * Separate BullMQ workers give the same guarantee with WORKER_CONCURRENCY above GUEST_CONCURRENCY.
  *
  * Guest admission (`GuestQuota`) bounds what may wait here: per network and in total, by jobs
- * and by seconds of audio; past a bound the caller gets 429 with Retry-After.
+ * and by seconds of audio; past a bound the caller gets 429 with Retry-After. Both lanes pass
+ * the job's progress on (the pages show a caption job's percentage).
  */
 
+import type { Progress } from '../engine/types.ts';
 import { ApiError } from './errors.ts';
 import type { TranscribeRequest, Transcriber } from './transcriber.ts';
 
@@ -45,10 +47,10 @@ export class WorkLanes {
 
   /** Paid and signed-in work. */
   readonly priority: Transcriber = {
-    transcribe: async (req: TranscribeRequest, signal: AbortSignal) => {
+    transcribe: async (req: TranscribeRequest, signal: AbortSignal, onProgress?: (p: Progress) => void) => {
       this.#priorityInFlight++;
       try {
-        return await this.#inner.transcribe(req, signal);
+        return await this.#inner.transcribe(req, signal, onProgress);
       } finally {
         this.#priorityInFlight--;
         this.#pump();
@@ -59,10 +61,10 @@ export class WorkLanes {
 
   /** Guests' work: waits for the lane, then runs. */
   readonly guest: Transcriber = {
-    transcribe: async (req: TranscribeRequest, signal: AbortSignal) => {
+    transcribe: async (req: TranscribeRequest, signal: AbortSignal, onProgress?: (p: Progress) => void) => {
       await this.#enter(signal);
       try {
-        return await this.#inner.transcribe(req, signal);
+        return await this.#inner.transcribe(req, signal, onProgress);
       } finally {
         this.#guestRunning--;
         this.#pump();

@@ -43,7 +43,7 @@ export {
 } from './edit/index.ts';
 export type { EngineErrorCode } from './errors.ts';
 export { EngineError, ERROR_CODES, isEngineError } from './errors.ts';
-export { extractThumbnail, type MediaInfo, mediaContentType, probeMedia } from './media/probe.ts';
+export { extractThumbnail, type MediaInfo, mediaContentType, probeMedia, rewriteWebm } from './media/probe.ts';
 export type * from './types.ts';
 
 /** Where media comes from: a local path, a public https URL, or bytes already in hand. */

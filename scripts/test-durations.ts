@@ -64,8 +64,11 @@ function main(argv: string[]): void {
     console.log(`| **${rows.length} files** | ${report.numTotalTests} | ${total.toFixed(1)} (sum) | |`);
     return;
   }
-  console.log(`${Number.isFinite(top) ? `the ${shown.length} slowest of ` : ''}${rows.length} test files (seconds of wall time each):`);
-  for (const r of shown) console.log(`${r.seconds.toFixed(1).padStart(8)}  ${r.file}${r.status === 'passed' ? '' : `  (${r.status})`}`);
+  console.log(
+    `${Number.isFinite(top) ? `the ${shown.length} slowest of ` : ''}${rows.length} test files (seconds of wall time each):`,
+  );
+  for (const r of shown)
+    console.log(`${r.seconds.toFixed(1).padStart(8)}  ${r.file}${r.status === 'passed' ? '' : `  (${r.status})`}`);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) main(process.argv.slice(2));

@@ -1,10 +1,25 @@
 // The /app page (a module): upload (tus-js-client, retried and resumed from the server's offset after a
 // dropped connection), list, play with the caption track, download captions, delete. Loaded as a
 // file (the page's CSP allows no inline script); every text goes in through textContent.
+// Below 640 px the list's rows are cards (app.css): the same table, so one DOM for both widths.
 
-import { $, ApiFailure, api, localUrl, session, shouldRetryUpload, signInHref, tusEndpoint } from './common.js';
+import {
+  $,
+  ApiFailure,
+  api,
+  localUrl,
+  percent,
+  playerFor,
+  session,
+  shouldRetryUpload,
+  showAccount,
+  signInHref,
+  tusEndpoint,
+  uploadFailure,
+} from './common.js';
 
-const state = { cursor: null };
+// `uploaded`: the video whose "Captions are on their way" line is showing, until its captions settle.
+const state = { cursor: null, uploaded: null, poll: null };
 
 // A session that ends while the page is open sends the person to sign in, and back here after.
 async function call(path, options) {
@@ -44,7 +59,7 @@ function link(label, href) {
 }
 
 async function play(video) {
-  const player = $('player');
+  const player = playerFor('player', video.mediaType?.startsWith('audio/') ?? false);
   player.replaceChildren();
   player.removeAttribute('src');
   $('player-title').textContent = video.title;
@@ -63,6 +78,15 @@ async function play(video) {
   player.dataset.videoId = video.id;
 }
 
+/** The captions cell: ready, processing with the job's percentage, or none (and why, in words). */
+function captionText(video) {
+  if (video.captionStatus === 'processing') return `processing${percent(video.captionProgress)}`;
+  // The stored reason is `CODE: message`: people get the message.
+  if (video.captionStatus === 'none' && video.captionError)
+    return `none (${video.captionError.replace(/^[A-Z_]+: /, '')})`;
+  return video.captionStatus;
+}
+
 function row(video) {
   const tr = document.createElement('tr');
   tr.dataset.videoId = video.id;
@@ -70,12 +94,14 @@ function row(video) {
   title.append(link(video.title, `/app/videos/${video.id}`));
   tr.append(title);
   const cells = [
-    video.state,
-    video.captionStatus + (video.captionError ? ` (${video.captionError})` : ''),
-    formatDuration(video.durationSec),
+    ['State', video.state],
+    ['Captions', captionText(video)],
+    ['Duration', formatDuration(video.durationSec)],
   ];
-  for (const text of cells) {
+  for (const [label, text] of cells) {
     const td = document.createElement('td');
+    // The card layout's label for this cell (app.css), as the table's column head says it.
+    td.dataset.label = label;
     td.textContent = text;
     tr.append(td);
   }
@@ -111,8 +137,27 @@ async function refresh(append = false) {
   for (const v of videos) tbody.append(row(v));
   state.cursor = nextCursor;
   $('more').hidden = !nextCursor;
-  // Poll while captions are being made, so the row turns ready without a reload.
-  if (videos.some((v) => v.captionStatus === 'processing')) setTimeout(() => refresh().catch(() => {}), 3000);
+  const empty = tbody.childElementCount === 0;
+  $('videos').hidden = empty;
+  $('empty').hidden = !empty;
+  settleUploadLine(videos);
+  // Poll while captions are being made, so the row turns ready (its percentage moving) without a reload.
+  clearTimeout(state.poll);
+  if (videos.some((v) => v.captionStatus === 'processing'))
+    state.poll = setTimeout(() => refresh().catch(() => {}), 3000);
+}
+
+/** "Captions are on their way" lasts while they are: then it says how it ended. */
+function settleUploadLine(videos) {
+  const v = videos.find((x) => x.id === state.uploaded?.videoId);
+  if (!v || v.captionStatus === 'processing') return;
+  setStatus(
+    v.captionStatus === 'ready'
+      ? `Uploaded “${state.uploaded.title}”. Captions ready.`
+      : `Uploaded “${state.uploaded.title}”. Captions could not be made.`,
+    v.captionStatus !== 'ready',
+  );
+  state.uploaded = null;
 }
 
 // An unfinished upload survives a reload: the same file picks up its video, token and offset.
@@ -165,18 +210,25 @@ async function upload(file, title) {
     }));
   localStorage.setItem(resumeKey(file), JSON.stringify(init));
   const progress = $('upload-progress');
+  progress.value = 0;
   progress.hidden = false;
   try {
-    await sendBytes(file, init, progress);
-  } catch (e) {
-    // A saved upload that the server no longer knows (aborted, swept) is forgotten; the next try starts afresh.
-    if (saved) localStorage.removeItem(resumeKey(file));
-    throw e;
+    try {
+      await sendBytes(file, init, progress);
+    } catch (e) {
+      // A saved upload that the server no longer knows (aborted, swept) is forgotten; the next try starts afresh.
+      if (saved) localStorage.removeItem(resumeKey(file));
+      throw e;
+    }
+    setStatus('Checking the file…');
+    await call('/api/videos/multipart/complete', { method: 'POST', body: JSON.stringify({ videoId: init.videoId }) });
+  } finally {
+    // Done or failed, the bar starts from nothing next time.
+    progress.value = 0;
+    progress.hidden = true;
   }
-  setStatus('Processing…');
-  await call('/api/videos/multipart/complete', { method: 'POST', body: JSON.stringify({ videoId: init.videoId }) });
   localStorage.removeItem(resumeKey(file));
-  progress.hidden = true;
+  state.uploaded = { videoId: init.videoId, title: init.title };
   setStatus(`Uploaded “${init.title}”. Captions are on their way.`);
 }
 
@@ -186,7 +238,7 @@ async function main() {
     location.href = signInHref('/app');
     return;
   }
-  $('who').textContent = user.email || user.name || '';
+  showAccount(user);
   $('upload-form').addEventListener('submit', async (event) => {
     event.preventDefault();
     const file = $('file').files[0];
@@ -196,7 +248,7 @@ async function main() {
       $('upload-form').reset();
       await refresh();
     } catch (e) {
-      setStatus(`Upload failed: ${e.message}`, true);
+      setStatus(`Upload failed. ${uploadFailure(e)}`, true);
     }
   });
   $('more').addEventListener('click', () => refresh(true).catch((e) => setStatus(e.message, true)));

@@ -4,9 +4,10 @@ export const $ = (id) => document.getElementById(id);
 
 const state = { csrf: null };
 
+/** A refused call: `message` is the service's sentence for people; `code` is for the script, never shown. */
 export class ApiFailure extends Error {
   constructor(status, code, message) {
-    super(code ? `${code}: ${message}` : message);
+    super(message);
     this.status = status;
     this.code = code;
   }
@@ -33,6 +34,60 @@ export async function session() {
 
 export const signInHref = (next = location.pathname + location.search) =>
   `/api/auth/signin?next=${encodeURIComponent(next)}`;
+
+/**
+ * The header's account corner, the same on every page: signed in, the account's email and
+ * "Sign out" (the session revoked on the server, then the sign-in page, which comes back here);
+ * a guest gets "Sign in".
+ */
+export function showAccount(user) {
+  const box = $('account');
+  if (!box) return;
+  if (!user) {
+    const a = document.createElement('a');
+    a.id = 'signin';
+    a.href = signInHref();
+    a.textContent = 'Sign in';
+    box.replaceChildren(a);
+    return;
+  }
+  const who = document.createElement('span');
+  who.id = 'who';
+  who.textContent = user.email || user.name || 'Signed in';
+  const out = document.createElement('button');
+  out.type = 'button';
+  out.id = 'signout';
+  out.textContent = 'Sign out';
+  out.addEventListener('click', async () => {
+    out.disabled = true;
+    try {
+      await api('/api/auth/signout', { method: 'POST', body: '{}' });
+      location.assign(signInHref());
+    } catch {
+      out.disabled = false;
+      who.textContent = 'Sign-out failed; try again.';
+    }
+  });
+  box.replaceChildren(who, ' ', out);
+}
+
+/** " 42%" of a caption job's progress, or '' when it is not known. */
+export const percent = (p) => (typeof p === 'number' ? ` ${Math.floor(p)}%` : '');
+
+/**
+ * A failed upload as a sentence for people: the service's own message when it sent one,
+ * else what tus-js-client's status means, never its raw text (methods, URLs, request ids).
+ */
+export function uploadFailure(err) {
+  if (err instanceof ApiFailure) return err.message;
+  const status = err?.originalResponse ? err.originalResponse.getStatus() : 0;
+  if (status === 413) return 'The file is larger than this account may upload.';
+  if (status === 507) return 'The server is out of space for uploads right now; try again later.';
+  if (status === 403 || status === 404 || status === 410) return 'This upload expired; please start it again.';
+  if (status === 429) return 'Too many uploads at once; wait a minute and try again.';
+  if (status >= 500) return 'The server could not store the file; try again in a moment.';
+  return 'The connection was lost before the upload finished; check the network and try again.';
+}
 
 // The service spells its URLs with PUBLIC_URL, which may name this host differently (localhost
 // for 127.0.0.1): on our own origin the path is what counts, so cookies and the CSP's 'self' hold.
@@ -66,13 +121,13 @@ export function clock(sec) {
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
 }
 
-/** Calls `check` until it answers true, waiting longer each time (1 s doubling to 15 s). */
-export async function pollWithBackoff(check, signal) {
+/** Calls `check` until it answers true, waiting longer each time (1 s doubling to `maxMs`, 15 s by default). */
+export async function pollWithBackoff(check, signal, maxMs = 15000) {
   let delay = 1000;
   while (!signal?.aborted) {
     if (await check()) return;
     await new Promise((r) => setTimeout(r, delay));
-    delay = Math.min(delay * 2, 15000);
+    delay = Math.min(delay * 2, maxMs);
   }
 }
 
@@ -123,4 +178,19 @@ export async function claimGuestRecordings() {
   }
   keepPending(left);
   return { claimed, error };
+}
+
+/**
+ * The player for this media, swapped in place under the same id: `<audio>` for sound only (a
+ * recording with no picture is not a black box), `<video>` otherwise. Its track moves with it.
+ */
+export function playerFor(id, audioOnly) {
+  const old = $(id);
+  const tag = audioOnly ? 'audio' : 'video';
+  if (old.localName === tag) return old;
+  const el = document.createElement(tag);
+  for (const a of old.attributes) if (a.name !== 'width' && a.name !== 'playsinline') el.setAttribute(a.name, a.value);
+  el.append(...old.childNodes);
+  old.replaceWith(el);
+  return el;
 }

@@ -10,12 +10,15 @@ import {
   api,
   claimGuestRecordings,
   clock,
+  percent,
   pollWithBackoff,
   rememberGuestRecording,
   session,
   shouldRetryUpload,
+  showAccount,
   signInHref,
   tusEndpoint,
+  uploadFailure,
 } from './common.js';
 
 // Small PATCHes keep the upload close behind the recorder. At the bitrate cap below that is at most
@@ -124,17 +127,21 @@ function startUpload(reader, init, recorded) {
 }
 
 async function showCaptions(videoId, signal) {
-  await pollWithBackoff(async () => {
-    const s = await api(`/api/videos/${videoId}/captions`);
-    ui.captions.textContent =
-      s.status === 'ready'
-        ? 'Captions ready'
-        : s.status === 'processing'
-          ? 'Captions: being made…'
-          : `No captions${s.error ? ` (${s.error})` : ''}`;
-    ui.captions.dataset.state = s.status;
-    return s.status !== 'processing';
-  }, signal);
+  await pollWithBackoff(
+    async () => {
+      const s = await api(`/api/videos/${videoId}/captions`);
+      ui.captions.textContent =
+        s.status === 'ready'
+          ? 'Captions ready'
+          : s.status === 'processing'
+            ? `Captions: being made…${percent(s.progress)}`
+            : `No captions${s.error ? ` (${s.error.replace(/^[A-Z_]+: /, '')})` : ''}`;
+      ui.captions.dataset.state = s.status;
+      return s.status !== 'processing';
+    },
+    signal,
+    4000,
+  );
 }
 
 async function record(user) {
@@ -155,7 +162,7 @@ async function record(user) {
   } catch (e) {
     capture.release();
     ui.record.disabled = false;
-    say(`Upload could not start: ${e.message}`, true);
+    say(`Upload could not start. ${uploadFailure(e)}`, true);
     return;
   }
   const mimeType = ['video/webm;codecs=vp8,opus', 'video/webm'].find((t) => MediaRecorder.isTypeSupported(t));
@@ -204,8 +211,11 @@ async function record(user) {
     if (init.guestToken) body.guestToken = init.guestToken;
     await api('/api/videos/multipart/complete', { method: 'POST', body: JSON.stringify(body) });
   } catch (e) {
-    say(`Upload failed: ${e.message}`, true);
+    say(`Upload failed. ${uploadFailure(e)}`, true);
     ui.record.disabled = false;
+    // The next recording's bar starts from nothing.
+    ui.progress.value = 0;
+    ui.bytes.textContent = '';
     // What reached the server is of no use without its end: removed now rather than left to the sweep.
     const body = { videoId: init.videoId, ...(init.guestToken ? { guestToken: init.guestToken } : {}) };
     api('/api/videos/multipart/abort', { method: 'POST', body: JSON.stringify(body) }).catch(() => {});
@@ -246,8 +256,8 @@ async function showClaimed() {
 
 async function main() {
   const user = await session();
+  showAccount(user);
   if (user) {
-    $('who').textContent = user.email || user.name || '';
     await showClaimed();
   } else {
     $('guest-note').hidden = false;

@@ -4,11 +4,27 @@
 // Word times are the engine's own, from the video's transcript. Captions an owner sent have no
 // words: there a word's share of its cue's time is its share of the cue's characters.
 // The transcript is one tab stop (a roving tabindex): arrow keys move between words, Enter seeks.
+// Times are whole milliseconds and a word is the half-open [start, end): where one word ends the
+// next begins, and a seek to a word's start lands in that word, never in the one before it (the
+// media's clock may read a hair under what it was set to, so it is rounded to the millisecond).
 
-import { $, api, claimGuestRecordings, localUrl, mediaUrl, pollWithBackoff, session, signInHref } from './common.js';
+import {
+  $,
+  api,
+  claimGuestRecordings,
+  localUrl,
+  mediaUrl,
+  percent,
+  playerFor,
+  pollWithBackoff,
+  session,
+  showAccount,
+  signInHref,
+} from './common.js';
 
 const videoId = location.pathname.split('/').pop();
-const player = $('player');
+/** `<video>`, or `<audio>` for a recording with no picture (chosen once the gates let us see it). */
+let player = $('player');
 /** In reading order, for search and the arrow keys. */
 const words = [];
 /** By start time, for finding the word being spoken. */
@@ -28,13 +44,19 @@ function captionState(text, state) {
   $('caption-state').dataset.state = state;
 }
 
-function addWord(p, text, start, end, space) {
+/** Seconds to whole milliseconds: every time the page compares is one of these. */
+const ms = (sec) => Math.round(sec * 1000);
+const seconds = (t) => (t / 1000).toFixed(3);
+
+function addWord(p, text, startSec, endSec, space) {
+  const start = ms(startSec);
+  const end = Math.max(start, ms(endSec));
   const w = document.createElement('span');
   w.className = 'w';
   w.textContent = text;
   w.tabIndex = -1;
-  w.dataset.start = start.toFixed(3);
-  w.dataset.end = end.toFixed(3);
+  w.dataset.start = seconds(start);
+  w.dataset.end = seconds(end);
   if (space && p.childNodes.length > 0) p.append(' ');
   p.append(w);
   words.push({ el: w, start, end, key: normalize(text) });
@@ -47,7 +69,7 @@ function timedWords(p, seg) {
     const at = seg.text.indexOf(w.text, cursor);
     const glued = at >= 0 && at === cursor;
     if (at >= 0 && seg.text.slice(cursor, at).trim() === '') cursor = at + w.text.length;
-    addWord(p, w.text, w.start, Math.max(w.start, w.end), !glued);
+    addWord(p, w.text, w.start, w.end, !glued);
   }
 }
 
@@ -76,7 +98,8 @@ function renderTranscript(segments) {
     else splitWords(p, seg);
     if (p.childNodes.length > 0) box.append(p);
   }
-  timeline = words.slice().sort((a, b) => a.start - b.start);
+  // By start, and among equal starts by end: an empty word never hides the one that starts with it.
+  timeline = words.slice().sort((a, b) => a.start - b.start || a.end - b.end);
   tabStop = null;
   if (words.length > 0) moveTabStop(words[0]);
   else box.textContent = 'No words in these captions.';
@@ -97,7 +120,7 @@ function moveTabStop(w) {
 
 const normalize = (s) => s.toLocaleLowerCase().replace(/[^\p{L}\p{N}']/gu, '');
 
-/** The word being spoken at `t`: the last word starting at or before t, if t is before its end. */
+/** The word being spoken at `t` (ms): the last word starting at or before t, if t is before its end. */
 function wordAt(t) {
   let lo = 0;
   let hi = timeline.length - 1;
@@ -113,7 +136,7 @@ function wordAt(t) {
 }
 
 function follow() {
-  const w = wordAt(player.currentTime);
+  const w = wordAt(ms(player.currentTime));
   if (w === current) return;
   current?.el.removeAttribute('aria-current');
   current = w;
@@ -125,8 +148,9 @@ function follow() {
   }
 }
 
+/** To `t` ms: the word that starts there is the one highlighted. */
 function seek(t) {
-  player.currentTime = Math.max(0, t);
+  player.currentTime = Math.max(0, t) / 1000;
   follow();
 }
 
@@ -151,15 +175,19 @@ function jump(step) {
   seek(hit.start);
 }
 
-function wireControls() {
+function wirePlayer() {
   player.addEventListener('timeupdate', follow);
   player.addEventListener('seeked', follow);
+}
+
+function wireControls() {
   $('transcript').addEventListener('click', (e) => {
     const el = e.target.closest('.w');
     if (!el) return;
     const w = words.find((x) => x.el === el);
-    if (w) moveTabStop(w);
-    seek(Number(el.dataset.start));
+    if (!w) return;
+    moveTabStop(w);
+    seek(w.start);
   });
   $('transcript').addEventListener('keydown', (e) => {
     const i = words.findIndex((x) => x.el === e.target);
@@ -208,7 +236,7 @@ function wireControls() {
       else player.pause();
     } else if (e.key === 'ArrowLeft' || e.key === 'ArrowRight') {
       e.preventDefault();
-      seek(player.currentTime + (e.key === 'ArrowLeft' ? -5 : 5));
+      seek(ms(player.currentTime) + (e.key === 'ArrowLeft' ? -5000 : 5000));
     }
   });
 }
@@ -218,8 +246,9 @@ function addTrack(captionUrl) {
   track.default = true;
   track.addEventListener('load', async () => {
     let segments;
+    let source = 'uploaded';
     try {
-      ({ segments } = await api(`/api/videos/${videoId}/transcript`));
+      ({ segments, source } = await api(`/api/videos/${videoId}/transcript`));
     } catch {
       // The track is here even if its transcript is not: its cues, without word times.
       segments = Array.from(track.track.cues ?? [], (c) => ({
@@ -230,6 +259,7 @@ function addTrack(captionUrl) {
       }));
     }
     renderTranscript(segments);
+    explainModel(source);
     captionState('Captions ready', 'ready');
     document.body.dataset.transcript = 'ready';
     follow();
@@ -239,26 +269,43 @@ function addTrack(captionUrl) {
   track.track.mode = 'showing';
 }
 
+/**
+ * A first look runs a random-weight model, whose words are meaningless (often one made-up word):
+ * the page says so, and how to get real words, rather than leave the read-along looking broken.
+ */
+function explainModel(source) {
+  const model = document.querySelector('meta[name="model"]')?.content ?? '';
+  const note = $('model-note');
+  note.hidden = !(source === 'generated' && model.startsWith('synthetic-'));
+  if (note.hidden) return;
+  $('model-name').textContent = model;
+}
+
 async function awaitCaptions() {
-  await pollWithBackoff(async () => {
-    const s = await api(`/api/videos/${videoId}/captions`);
-    if (s.status === 'ready') {
-      addTrack(s.captionUrl);
+  // Checked more often while captions are being made, so the percentage moves.
+  await pollWithBackoff(
+    async () => {
+      const s = await api(`/api/videos/${videoId}/captions`);
+      if (s.status === 'ready') {
+        addTrack(s.captionUrl);
+        return true;
+      }
+      if (s.status === 'processing') {
+        captionState(`Captions are being made${percent(s.progress)}; this page updates by itself.`, 'processing');
+        $('transcript').textContent = 'The transcript appears here when the captions are ready.';
+        return false;
+      }
+      captionState(`No captions for this video${s.error ? ` (${s.error})` : ''}.`, 'none');
+      $('transcript').textContent = 'No transcript.';
       return true;
-    }
-    if (s.status === 'processing') {
-      captionState('Captions are being made; this page updates by itself.', 'processing');
-      $('transcript').textContent = 'The transcript appears here when the captions are ready.';
-      return false;
-    }
-    captionState(`No captions for this video${s.error ? ` (${s.error})` : ''}.`, 'none');
-    $('transcript').textContent = 'No transcript.';
-    return true;
-  });
+    },
+    undefined,
+    4000,
+  );
 }
 
 async function open(user) {
-  const { access, title, member } = await api(`/app/videos/${videoId}/access`);
+  const { access, title, member, mediaType } = await api(`/app/videos/${videoId}/access`);
   if (access === 'password') {
     $('unlock').hidden = false;
     $('share-password').focus();
@@ -266,16 +313,20 @@ async function open(user) {
   }
   if (access !== 'open') {
     const why = {
-      private: 'This video is private.',
+      private: user ? 'This video is private.' : 'This video is private. If it is yours, sign in to watch it.',
       expired: 'This share link has expired.',
-      missing: 'There is no video at this address.',
+      missing: 'There is no video at this address. Check the link, or find your recordings in your videos.',
     };
+    // The message alone: no player, no transcript for a video that is not there to see.
+    $('title').textContent = access === 'missing' ? 'Video not found' : 'Watch';
     show(why[access]);
-    if (access === 'private' && !user) $('signin').hidden = false;
     return;
   }
   $('unlock').hidden = true;
   show('');
+  player = playerFor('player', mediaType?.startsWith('audio/') ?? false);
+  document.body.dataset.player = player.localName;
+  wirePlayer();
   $('title').textContent = title;
   document.title = title;
   if (member) {
@@ -296,11 +347,8 @@ async function main() {
   const user = await session().catch(() => null);
   // Signed up from this page after recording as a guest in this tab: the recordings become theirs.
   if (user) await claimGuestRecordings();
-  if (user) $('library').hidden = false;
-  else {
-    $('signin').href = signInHref();
-    $('signin').hidden = false;
-  }
+  showAccount(user);
+  $('library').hidden = !user;
   $('unlock').addEventListener('submit', async (e) => {
     e.preventDefault();
     try {

@@ -444,11 +444,12 @@ const SIGNIN_SCRIPT_PATH = '/api/auth/signin.js';
 
 /**
  * The page runs no inline script and may not be framed: a framing page could overlay it and
- * collect clicks on "Sign out" or typed credentials (clickjacking).
+ * collect clicks on "Sign out" or typed credentials (clickjacking). Its look is the app's own
+ * stylesheet (/app/app.css), from this origin only.
  */
 const PAGE_HEADERS = Object.freeze({
   'content-security-policy':
-    "default-src 'none'; script-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
@@ -486,11 +487,13 @@ function signInPage(csrfToken: string, opts: AuthOptions, signedInAs: string | n
 <html lang="en"><head><meta charset="utf-8"><title>Sign in</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="/app/icon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/app/app.css">
 <meta name="csrf-token" content="${escapeHtml(csrfToken)}">
 <meta name="next" content="${escapeHtml(next)}">
 <script src="${SIGNIN_SCRIPT_PATH}" defer></script></head>
-<body>
-<h1>Sign in</h1>
+<body class="signin">
+<header><h1>Sign in</h1><nav aria-label="Pages"><a href="/app/record">Record</a></nav></header>
+<main>
 ${status}
 <section data-provider="google">${google}</section>
 <section data-provider="email_password">
@@ -501,5 +504,6 @@ ${status}
 </form>
 <p id="message" role="status"></p>
 </section>
+</main>
 </body></html>`;
 }

@@ -4,11 +4,13 @@
  * and stored, its words beside them for the read-along. Status moves none|ready → processing
  * → ready, or back to none with the failure's code and message, which the captions status
  * shows. Runs in the background of the request that started it; closing the service aborts
- * what is in flight.
+ * what is in flight. While a job runs, its progress (the share of the audio transcribed, as the
+ * queue reports it from whichever worker runs it) is kept here for the pages' "processing 42%".
  */
 
 import { renderSrt, renderVtt } from '../../engine/captions/index.ts';
 import { isEngineError } from '../../engine/errors.ts';
+import type { Progress } from '../../engine/types.ts';
 import { ApiError } from '../errors.ts';
 import type { Storage, Video } from '../storage/types.ts';
 import type { Transcriber } from '../transcriber.ts';
@@ -26,9 +28,19 @@ export interface CaptionJobsOptions {
   onError?: (err: unknown, videoId: string) => void;
 }
 
+/**
+ * A job's progress as a whole percentage: the share of the audio transcribed (fetching and
+ * decoding count as none of it). 99 at most: 100 is the captions being ready.
+ */
+export function progressPercent(p: Progress, durationSec: number | null): number {
+  if (p.stage !== 'asr') return 0;
+  const fraction = p.fraction ?? (durationSec && p.done !== undefined ? p.done / durationSec : 0);
+  return Math.min(99, Math.max(0, Math.floor(fraction * 100)));
+}
+
 export class CaptionJobs {
   readonly #o: CaptionJobsOptions;
-  readonly #running = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  readonly #running = new Map<string, { controller: AbortController; done: Promise<void>; percent: number }>();
   #members = 0;
 
   constructor(o: CaptionJobsOptions) {
@@ -66,12 +78,19 @@ export class CaptionJobs {
     }
     const controller = new AbortController();
     if (!guest) this.#members++;
-    const done = this.#run(video, controller.signal, guest !== undefined).finally(() => {
+    // Kept before the job starts: a transcriber may report progress before its first await.
+    const job = { controller, done: Promise.resolve(), percent: 0 };
+    this.#running.set(video.id, job);
+    job.done = this.#run(video, controller.signal, guest !== undefined, job).finally(() => {
       this.#running.delete(video.id);
       if (guest) guest.release();
       else this.#members--;
     });
-    this.#running.set(video.id, { controller, done });
+  }
+
+  /** The running job's percentage (0–99), or null when this process runs none for the video. */
+  progress(videoId: string): number | null {
+    return this.#running.get(videoId)?.percent ?? null;
   }
 
   /** Stops a generation (the video is being deleted); resolves once it has settled. */
@@ -92,7 +111,7 @@ export class CaptionJobs {
     await Promise.all([...this.#running.values()].map((j) => j.done));
   }
 
-  async #run(video: Video, signal: AbortSignal, guest: boolean): Promise<void> {
+  async #run(video: Video, signal: AbortSignal, guest: boolean, job: { percent: number }): Promise<void> {
     const { storage, files } = this.#o;
     const transcriber = guest ? (this.#o.guestTranscriber ?? this.#o.transcriber) : this.#o.transcriber;
     try {
@@ -105,6 +124,10 @@ export class CaptionJobs {
           maxBytes: Number.MAX_SAFE_INTEGER,
         },
         signal,
+        (p) => {
+          // Never backwards: windows finish out of order, and a retried job starts again from 0.
+          job.percent = Math.max(job.percent, progressPercent(p, video.durationSec));
+        },
       );
       if (signal.aborted) throw signal.reason;
       // Only while still processing: captions stored meanwhile by hand win over a late generation.

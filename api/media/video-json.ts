@@ -53,13 +53,20 @@ export const videoSchema = {
     captionStatus: { type: 'string', enum: ['none', 'processing', 'ready'] },
     captionError: { type: ['string', 'null'], description: 'Why the last generation failed' },
     renderError: { type: ['string', 'null'], description: "Why an edit's render failed (state failed)" },
+    captionProgress: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 99,
+      description: 'While captions are processing: the share of the audio transcribed, in percent (when known)',
+    },
     createdAt: { type: 'string', format: 'date-time' },
     updatedAt: { type: 'string', format: 'date-time' },
   },
 } as const;
 export const videoRef = { $ref: 'Video#' } as const;
 
-export function videoJson(v: Video, mediaOrigin: string) {
+/** `captionProgress`: the running caption job's percentage (CaptionJobs.progress), shown while processing. */
+export function videoJson(v: Video, mediaOrigin: string, captionProgress: number | null = null) {
   const base = `${mediaOrigin}/media/videos/${v.id}`;
   return {
     id: v.id,
@@ -80,6 +87,7 @@ export function videoJson(v: Video, mediaOrigin: string) {
     captionStatus: v.captionStatus,
     captionError: v.captionError,
     renderError: v.renderError,
+    ...(v.captionStatus === 'processing' && captionProgress !== null ? { captionProgress } : {}),
     createdAt: v.createdAt.toISOString(),
     updatedAt: v.updatedAt.toISOString(),
   };

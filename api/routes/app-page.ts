@@ -6,13 +6,15 @@
  * - /app/record: record the screen and microphone, as a guest or signed in, uploading while recording;
  * - /app/videos/{id}: watch with captions and read along, for owners and through share links.
  * The browser talks to the origin it loaded the page from (never PUBLIC_URL's spelling of it),
- * so the page works at 127.0.0.1 and at localhost alike.
+ * so the page works at 127.0.0.1 and at localhost alike. Registered in named steps: the files
+ * read once, the three pages, the watch page's view of the gates, and the scripts and stylesheet.
  */
 
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { findModel } from '../../models/index.ts';
 import { ApiError } from '../errors.ts';
 import { requireViewer } from '../media/access.ts';
 import { idParams } from '../media/data-plane.ts';
@@ -38,16 +40,24 @@ export function appPageCsp(mediaOrigin: string, publicUrl: string): string {
 
 const htmlPage = { 200: { description: 'HTML page', content: { 'text/html': { schema: { type: 'string' } } } } };
 
-export async function appPageRoutes(
-  app: FastifyInstance,
-  o: { mediaOrigin: string; publicUrl: string; storage: Storage },
-): Promise<void> {
-  const script = (name: string) => ({
+export interface AppPageOptions {
+  mediaOrigin: string;
+  publicUrl: string;
+  storage: Storage;
+  /** The service's model (config.model): a random-weight one is named to the watch page, which says so. */
+  model?: string;
+}
+
+type Asset = { type: string; body: Buffer };
+type Pages = { library: Buffer; record: Buffer; watch: Buffer };
+
+/** Small files, read once at start-up: the pages are the same for everyone. */
+function loadAssets(): Record<string, Asset> {
+  const script = (name: string): Asset => ({
     type: 'text/javascript; charset=utf-8',
     body: readFileSync(join(PAGE_DIR, name)),
   });
-  // Small files, read once at start-up: the pages are the same for everyone.
-  const assets: Record<string, { type: string; body: Buffer }> = {
+  return {
     'app.js': script('app.js'),
     'common.js': script('common.js'),
     'record.js': script('record.js'),
@@ -61,21 +71,34 @@ export async function appPageRoutes(
       body: readFileSync(createRequire(import.meta.url).resolve('tus-js-client/dist/tus.min.js')),
     },
   };
+}
+
+/** The HTML pages with this service's media origin and (when it has random weights) model filled in. */
+function loadPages(o: AppPageOptions): Pages {
   // The media origin is the page's own when it is PUBLIC_URL's: the script then uses paths, not PUBLIC_URL's host.
   const mediaMeta = o.mediaOrigin === new URL(o.publicUrl).origin ? 'self' : o.mediaOrigin;
+  const synthetic = o.model !== undefined && findModel(o.model)?.kind === 'synthetic' ? o.model : '';
   const page = (name: string) =>
-    Buffer.from(readFileSync(join(PAGE_DIR, name), 'utf8').replaceAll('__MEDIA_ORIGIN__', mediaMeta));
-  const pages = { library: page('index.html'), record: page('record.html'), watch: page('watch.html') };
-  const csp = appPageCsp(o.mediaOrigin, o.publicUrl);
+    Buffer.from(
+      readFileSync(join(PAGE_DIR, name), 'utf8')
+        .replaceAll('__MEDIA_ORIGIN__', mediaMeta)
+        .replaceAll('__MODEL__', synthetic),
+    );
+  return { library: page('index.html'), record: page('record.html'), watch: page('watch.html') };
+}
 
-  const sendPage = (reply: FastifyReply, body: Buffer) => {
+function pageSender(csp: string) {
+  return (reply: FastifyReply, body: Buffer) => {
     reply.header('content-security-policy', csp);
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'same-origin');
     reply.header('cache-control', 'no-store');
     return reply.type('text/html; charset=utf-8').send(body);
   };
+}
 
+/** /app (signed in), /app/record and /app/videos/{id} (anyone; the gates apply to what the page loads). */
+function registerPages(app: FastifyInstance, pages: Pages, sendPage: ReturnType<typeof pageSender>): void {
   app.get(
     '/app',
     {
@@ -119,15 +142,18 @@ export async function appPageRoutes(
     },
     async (_request, reply) => sendPage(reply, pages.watch),
   );
+}
 
-  // What the watch page may show, answered 200 whatever the gate says: a gate is the page's normal
-  // path (a share password to ask for), not a failed request in the console. Titles only past the gates.
-  const gates: Record<string, 'private' | 'expired' | 'password'> = {
-    VIDEO_PRIVATE: 'private',
-    SHARE_EXPIRED: 'expired',
-    SHARE_PASSWORD_REQUIRED: 'password',
-    SHARE_PASSWORD_WRONG: 'password',
-  };
+// What the watch page may show, answered 200 whatever the gate says: a gate is the page's normal
+// path (a share password to ask for), not a failed request in the console. Titles only past the gates.
+const gates: Record<string, 'private' | 'expired' | 'password'> = {
+  VIDEO_PRIVATE: 'private',
+  SHARE_EXPIRED: 'expired',
+  SHARE_PASSWORD_REQUIRED: 'password',
+  SHARE_PASSWORD_WRONG: 'password',
+};
+
+function registerAccess(app: FastifyInstance, storage: Storage): void {
   app.get(
     '/app/videos/:id/access',
     {
@@ -135,16 +161,20 @@ export async function appPageRoutes(
         operationId: 'getWatchAccess',
         tags: ['app'],
         summary:
-          "The watch page's view of the viewing gates: open (with the title), password, private, expired or missing.",
+          "The watch page's view of the viewing gates: open (with the title and media type), password, private, expired or missing.",
         params: idParams,
         response: {
           200: {
             type: 'object',
-            required: ['access', 'title', 'member'],
+            required: ['access', 'title', 'member', 'mediaType'],
             properties: {
               access: { type: 'string', enum: ['open', 'password', 'private', 'expired', 'missing'] },
               title: { type: ['string', 'null'] },
               member: { type: 'boolean', description: "In the video's workspace (may download)" },
+              mediaType: {
+                type: ['string', 'null'],
+                description: "Past the gates: the media's Content-Type (`audio/…`: the page shows an audio player)",
+              },
             },
           },
           400: errorRef,
@@ -153,19 +183,21 @@ export async function appPageRoutes(
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      const video = await o.storage.getVideo((request.params as { id: string }).id);
-      if (!video) return { access: 'missing', title: null, member: false };
+      const video = await storage.getVideo((request.params as { id: string }).id);
+      if (!video) return { access: 'missing', title: null, member: false, mediaType: null };
       try {
-        const member = await requireViewer(o.storage, request, video);
-        return { access: 'open', title: video.title, member };
+        const member = await requireViewer(storage, request, video);
+        return { access: 'open', title: video.title, member, mediaType: video.mediaType };
       } catch (err) {
         const gate = err instanceof ApiError ? gates[err.code] : undefined;
         if (!gate) throw err;
-        return { access: gate, title: null, member: false };
+        return { access: gate, title: null, member: false, mediaType: null };
       }
     },
   );
+}
 
+function registerAssets(app: FastifyInstance, assets: Record<string, Asset>): void {
   app.get(
     '/app/:asset',
     {
@@ -190,4 +222,10 @@ export async function appPageRoutes(
       return reply.type(asset.type).send(asset.body);
     },
   );
+}
+
+export async function appPageRoutes(app: FastifyInstance, o: AppPageOptions): Promise<void> {
+  registerPages(app, loadPages(o), pageSender(appPageCsp(o.mediaOrigin, o.publicUrl)));
+  registerAccess(app, o.storage);
+  registerAssets(app, loadAssets());
 }

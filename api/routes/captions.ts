@@ -26,6 +26,13 @@ const statusSchema = {
     captionUrl: { type: ['string', 'null'], description: 'The inline WebVTT track, when captions exist' },
     hasTranscript: { type: 'boolean' },
     status: { type: 'string', enum: ['ready', 'processing', 'none'] },
+    progress: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 99,
+      description:
+        'While processing: the share of the audio transcribed, in percent (present when this instance runs the job)',
+    },
     error: {
       type: ['string', 'null'],
       description: 'Why the last generation failed (`CODE: message`); shown to workspace members only',
@@ -121,10 +128,12 @@ export async function captionRoutes(app: FastifyInstance, o: DataPlaneOptions): 
       const member = await requireViewer(storage, request, video);
       if (q.format === undefined && q.inline === undefined) {
         const ready = video.captionStatus === 'ready';
+        const progress = video.captionStatus === 'processing' ? o.jobs.progress(video.id) : null;
         return reply.type('application/json; charset=utf-8').send({
           captionUrl: ready ? `${o.mediaOrigin}/api/videos/${video.id}/captions?inline=1` : null,
           hasTranscript: ready,
           status: video.captionStatus,
+          ...(progress === null ? {} : { progress }),
           // The reason may name the service's internals (model paths): members only.
           error: member ? video.captionError : null,
         });

@@ -10,16 +10,16 @@
  */
 
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { statfs, writeFile } from 'node:fs/promises';
+import { rename, rm, stat, statfs, writeFile } from 'node:fs/promises';
 import { FileStore } from '@tus/file-store';
 import { Server as TusServer } from '@tus/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { extractThumbnail, mediaContentType, probeMedia } from '../../engine/index.ts';
+import { extractThumbnail, mediaContentType, probeMedia, rewriteWebm } from '../../engine/index.ts';
 import { requireSession } from '../auth/session.ts';
 import { ApiError } from '../errors.ts';
 import { loadVideo, requireGuestToken, requireMember } from '../media/access.ts';
 import { type DataPlaneOptions, idParams, sessionSecurity, uuidPattern } from '../media/data-plane.ts';
-import { sniffImage } from '../media/files.ts';
+import { type MediaFiles, sniffImage } from '../media/files.ts';
 import { listWorkspace } from '../media/listing.ts';
 import { deletedSchema, deleteVideoEverywhere } from '../media/video-delete.ts';
 import { videoJson, videoRef } from '../media/video-json.ts';
@@ -97,6 +97,32 @@ function csrfIfSession(app: FastifyInstance) {
     if (request.auth) app.csrfProtection(request, reply, done);
     else done();
   };
+}
+
+/**
+ * A recorded WebM that states no duration (MediaRecorder writes as it records) gets one written
+ * into the file, so every player shows its length and seeks in it. The stored bytes are replaced
+ * only by a copy that probes with a duration. Answers that duration and the new size, or null
+ * (the file stays as it came, and the recorder's own measure stands in).
+ */
+async function stateWebmDuration(
+  files: MediaFiles,
+  videoId: string,
+  signal: AbortSignal,
+): Promise<{ durationSec: number; bytes: number } | null> {
+  const media = files.mediaPath(videoId);
+  const copy = `${media}.with-duration`;
+  try {
+    if (!(await rewriteWebm(media, copy, { signal, timeoutMs: 110_000 }))) return null;
+    const durationSec = (await probeMedia(copy, { signal }))?.durationSec ?? null;
+    if (durationSec === null) return null;
+    await rename(copy, media);
+    return { durationSec, bytes: (await stat(media)).size };
+  } catch {
+    return null;
+  } finally {
+    await rm(copy, { force: true });
+  }
 }
 
 function decodeThumbnail(dataUrl: string): Buffer {
@@ -428,7 +454,12 @@ export async function uploadRoutes(
           throw new ApiError(409, 'UPLOAD_ALREADY_COMPLETE', 'Already completed.');
         }
         o.guestUploads.close(upload.id);
-        const bytes = await files.adopt(video.hostedVideoId, video.id);
+        let bytes = await files.adopt(video.hostedVideoId, video.id);
+        let durationSec = info.durationSec ?? body.duration ?? null;
+        if (info.durationSec === null && info.formatName.startsWith('matroska')) {
+          const stated = await stateWebmDuration(files, video.id, signal);
+          if (stated) ({ durationSec, bytes } = stated);
+        }
         let hasThumbnail = false;
         if (thumbnail) {
           await writeFile(files.thumbnailPath(video.id), thumbnail);
@@ -440,7 +471,7 @@ export async function uploadRoutes(
         }
         ready = await storage.updateVideo(video.id, {
           state: 'ready',
-          durationSec: info.durationSec ?? body.duration ?? null,
+          durationSec,
           mediaBytes: bytes,
           mediaType: mediaContentType(info),
           hasThumbnail,

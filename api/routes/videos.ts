@@ -96,7 +96,7 @@ export async function videoRoutes(app: FastifyInstance, o: DataPlaneOptions): Pr
       const page = rows.slice(0, q.limit);
       const last = page.at(-1);
       return {
-        videos: page.map((v) => videoJson(v, o.mediaOrigin)),
+        videos: page.map((v) => videoJson(v, o.mediaOrigin, o.jobs.progress(v.id))),
         nextCursor: rows.length > q.limit && last ? encodeCursor(q.sortBy, last[q.sortBy], last.id) : null,
       };
     },
@@ -116,7 +116,7 @@ export async function videoRoutes(app: FastifyInstance, o: DataPlaneOptions): Pr
     async (request) => {
       const video = await loadVideo(storage, (request.params as { id: string }).id);
       await requireMember(storage, request, video);
-      return videoJson(video, o.mediaOrigin);
+      return videoJson(video, o.mediaOrigin, o.jobs.progress(video.id));
     },
   );
 

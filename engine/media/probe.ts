@@ -79,6 +79,25 @@ export async function extractThumbnail(path: string, out: string, opts: ToolRunO
   return code === 0;
 }
 
+/**
+ * A WebM as MediaRecorder writes it states no duration (it is written as it is recorded), so
+ * players show no length and cannot seek well. Copied, not re-encoded, into `out`, the muxer
+ * writes the duration and the cues. false when ffmpeg could not (`out` is then not to be used).
+ */
+export async function rewriteWebm(path: string, out: string, opts: ToolRunOptions = {}): Promise<boolean> {
+  const { code } = await runTool(
+    'ffmpeg',
+    ['-nostdin', '-v', 'error', ...INPUT_HARDENING, '-i', `file:${path}`, '-map', '0', '-c', 'copy'].concat([
+      '-f',
+      'webm',
+      '-y',
+      `file:${out}`,
+    ]),
+    opts,
+  );
+  return code === 0;
+}
+
 /** The Content-Type to serve a container with, from ffprobe's demuxer name and its streams. */
 export function mediaContentType(info: MediaInfo): string {
   const f = info.formatName;

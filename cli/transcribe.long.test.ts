@@ -1,0 +1,16 @@
+/** The soak of cli/transcribe.test.ts' batch check (`npm run test:long`): two minutes of speech. */
+import { describe, expect, it } from 'vitest';
+import { batchedAndAlone } from '../test-support/cli.ts';
+import { longSpeech } from '../test-support/media.ts';
+
+describe('transcribe CLI, two minutes', () => {
+  it('--batch-size 8 gives the same JSON as --batch-size 1 on two minutes of speech', async () => {
+    const { batched, alone } = await batchedAndAlone(await longSpeech(120));
+    expect(batched.code, batched.stderr).toBe(0);
+    expect(alone.code, alone.stderr).toBe(0);
+    const json = JSON.parse(batched.stdout) as { duration: number; segments: Array<{ words?: unknown[] }> };
+    expect(json.duration).toBeGreaterThan(100);
+    expect(json.segments.length).toBeGreaterThan(5);
+    expect(batched.stdout).toBe(alone.stdout);
+  }, 1_200_000);
+});
