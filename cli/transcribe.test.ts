@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebVTTParser } from 'webvtt-parser';
 import { resolveModel } from '../models/index.ts';
+import { batchedAndAlone } from '../test-support/cli.ts';
 import { fixture, hasCorpus, needsCorpus } from '../test-support/fixtures.ts';
 import { jfkSample, longSpeech } from '../test-support/media.ts';
 
@@ -68,20 +69,16 @@ describe('transcribe CLI', () => {
     expect(r.stderr).not.toMatch(/Unknown project config/);
   });
 
-  it('--batch-size 8 gives the same JSON as --batch-size 1 on two minutes of speech', async () => {
-    // Two minutes of sentences with pauses between them (espeak-ng): VAD cuts them into windows, which
-    // the batched model decodes in one batch and the unbatched one window by window.
-    const wav = await longSpeech(120);
-    const args = [wav, '--model', 'synthetic-tiny', '--format', 'json', '--language', 'en', '--threads', '1'];
-    const batched = await transcribe([...args, '--batch-size', '8'], 600_000);
+  it('--batch-size 8 gives the same JSON as --batch-size 1 on windows cut by VAD', async () => {
+    // 45 s: two windows or more (cli/transcribe.long.test.ts runs two minutes).
+    const { batched, alone } = await batchedAndAlone(await longSpeech(45));
     expect(batched.code, batched.stderr).toBe(0);
-    const alone = await transcribe([...args, '--batch-size', '1'], 600_000);
     expect(alone.code, alone.stderr).toBe(0);
-    const json = JSON.parse(batched.stdout) as { duration: number; segments: Array<{ words?: unknown[] }> };
-    expect(json.duration).toBeGreaterThan(100);
-    expect(json.segments.length).toBeGreaterThan(5);
+    const json = JSON.parse(batched.stdout) as { duration: number; segments: unknown[] };
+    expect(json.duration).toBeGreaterThan(40);
+    expect(json.segments.length).toBeGreaterThan(1);
     expect(batched.stdout).toBe(alone.stdout);
-  }, 1_200_000);
+  }, 300_000);
 
   it('prints a WebVTT document a real parser accepts', async () => {
     const r = await transcribe([JFK.mp3, '--model', 'synthetic-tiny', '--format', 'vtt']);

@@ -5,7 +5,7 @@
  * - a conformance case on both backends: a real file through the engine processor, a permanent
  *   decode failure not retried;
  * - the crash test with real worker processes (`workers/worker-main.ts`): SIGKILL mid-transcription,
- *   another worker completes the job; repeated, losses counted;
+ *   another worker completes the job; two rounds, losses counted (five in engine-jobs.long.test.ts);
  * - the batch command as operators run it (`cli/bin/transcribe-batch.js`), interrupted with SIGINT and
  *   resumed.
  */
@@ -22,17 +22,14 @@ import type { BatchRecord } from './batch/run.ts';
 import type { BullmqQueue } from './bullmq-queue.ts';
 import { createEngineRuntime } from './engine-runtime.ts';
 import { MemoryQueue } from './memory-queue.ts';
-import { WorkerChild } from './testing/children.ts';
-import { assertRedisReachable, createTestBullmqQueue, FAST, freshQueueName, REDIS_URL } from './testing/redis.ts';
+import { crashRounds } from './testing/real-crash.ts';
+import { assertRedisReachable, createTestBullmqQueue, freshQueueName } from './testing/redis.ts';
 import type { JobEvent, JobQueue } from './types.ts';
 import type { WorkerRuntime } from './worker.ts';
 
 const REPO = resolve(fileURLToPath(new URL('..', import.meta.url)));
-const WORKER_MAIN = join(REPO, 'workers/worker-main.ts');
 const BATCH_BIN = join(REPO, 'cli/bin/transcribe-batch.js');
 const MODEL = 'synthetic-tiny';
-/** Rounds of the real-engine crash test (the stand-in one in crash.test.ts does 5). */
-const CRASH_ROUNDS = Number(process.env.CRASH_ROUNDS ?? 5);
 
 let jfk = '';
 let scratch = '';
@@ -91,62 +88,9 @@ describe.each([
 });
 
 describe('real worker processes', () => {
-  it(`complete jobs whose worker was SIGKILLed mid-transcription (${CRASH_ROUNDS} rounds, 0 lost)`, async () => {
-    const name = freshQueueName('realcrash');
-    const queue = await createTestBullmqQueue(name);
-    const env = {
-      REDIS_URL,
-      QUEUE_NAME: name,
-      QUEUE_PREFIX: FAST.prefix!,
-      QUEUE_LOCK_MS: '3000',
-      QUEUE_STALLED_INTERVAL_MS: '1000',
-      QUEUE_MAX_STALLED: '10',
-      WHISPER_MODEL: MODEL,
-      WHISPER_GPU: 'false',
-      WHISPER_THREADS: '1',
-    };
-    const children: WorkerChild[] = [];
-    const spawnWorker = async () => {
-      const child = new WorkerChild(WORKER_MAIN, env);
-      children.push(child);
-      await child.waitFor('ready', undefined, 120_000);
-      return child;
-    };
-    try {
-      // CRASH_ROUNDS=0 would check nothing and pass.
-      expect(CRASH_ROUNDS, 'CRASH_ROUNDS must be a whole number ≥ 1').toBeGreaterThanOrEqual(1);
-      expect(Number.isInteger(CRASH_ROUNDS)).toBe(true);
-      let workers: WorkerChild[] = await Promise.all([spawnWorker(), spawnWorker()]);
-      let lost = 0;
-      for (let round = 1; round <= CRASH_ROUNDS; round++) {
-        const id = `real-crash-${round}`;
-        const progressed = new Promise<void>((r) => {
-          void queue.subscribe(id, (e) => e.type === 'progress' && r());
-        });
-        await queue.enqueue({ id, source: jfk, options: { language: 'en' } });
-        await progressed;
-        const victim = workers.find((w) => w.has('job-started', id));
-        expect(victim).toBeDefined();
-        victim!.child.kill('SIGKILL');
-        await victim!.exited;
-        workers = [...workers.filter((w) => w !== victim), await spawnWorker()];
-        try {
-          const transcript = await queue.wait(id, { signal: AbortSignal.timeout(240_000) });
-          expect(transcript.duration).toBeCloseTo(11, 0);
-        } catch {
-          lost += 1;
-          continue;
-        }
-        const completer = workers.find((w) => w.has('job-completed', id));
-        expect(completer?.pid).not.toBe(victim!.pid);
-      }
-      expect(lost).toBe(0);
-    } finally {
-      await Promise.all(children.map((c) => c.stop()));
-      await queue.obliterate();
-      await queue.close();
-    }
-  }, 900_000);
+  it('complete jobs whose worker was SIGKILLed mid-transcription (2 rounds, 0 lost)', async () => {
+    expect(await crashRounds(2, jfk, MODEL)).toBe(0);
+  }, 600_000);
 });
 
 function runBatch(args: string[], watch?: (child: ChildProcess) => Promise<void>) {
