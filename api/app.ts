@@ -24,6 +24,7 @@ import { CaptionJobs } from './media/caption-jobs.ts';
 import type { DataPlaneOptions } from './media/data-plane.ts';
 import { MediaFiles } from './media/files.ts';
 import { resolveOwnMedia } from './media/own-media.ts';
+import { Uploads } from './media/uploads.ts';
 import { Metrics, type PaymentOutcome } from './metrics.ts';
 import { openaiRoutes } from './openai/routes.ts';
 import { AuthLimiter, registerRateLimit } from './ratelimit.ts';
@@ -253,9 +254,8 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
   await captionRoutes(app, dataPlane);
   await mediaRoutes(app, dataPlane);
   await projectRoutes(app, { ...dataPlane, mediaHosts: config.mediaHosts, sourcePorts: config.sourcePorts });
-  const uploads = await uploadRoutes(app, {
+  const uploads = new Uploads({
     ...dataPlane,
-    publicUrl: config.publicUrl,
     authSecret: config.authSecret,
     maxUploadBytes: config.media.maxUploadBytes,
     uploadTtlSec: config.media.uploadTtlSec,
@@ -271,8 +271,9 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     diskFloorBytes: config.media.diskFloorBytes,
     guestVideoTtlSec: config.guests.videoTtlSec,
   });
+  await uploadRoutes(app, { uploads, publicUrl: config.publicUrl });
   await appPageRoutes(app, { mediaOrigin: config.media.origin, publicUrl: config.publicUrl, storage: deps.storage });
-  app.decorate('dataPlane', { jobs, files, sweepExpiredUploads: uploads.sweep });
+  app.decorate('dataPlane', { jobs, files, sweepExpiredUploads: (now) => uploads.sweep(now) });
   // Abandoned uploads are swept a few times per TTL; the timer never keeps the process alive.
   const sweeper = setInterval(
     () => void uploads.sweep().catch((err: unknown) => app.log.error({ err }, 'upload sweep failed')),
