@@ -80,6 +80,9 @@ interface Log {
   warn(obj: object, msg: string): void;
 }
 
+/** A TUS refusal's body is plain text led by its code (scripts/error-codes.ts reads them from here). */
+const tusRefusal = (status: number, body: string): TusRefusal => ({ status, body });
+
 const hash = (s: string) => createHash('sha256').update(s).digest('hex');
 
 /** `<hostedId>.<expiry s>.<mac>`: bound to one upload, useless after it expires. */
@@ -139,16 +142,16 @@ export class Uploads {
   /** Why a TUS request for upload `id` may not go on, or null when it may. */
   async refuseTus(method: string, token: string | null, id: string): Promise<TusRefusal | null> {
     if (this.uploadIdFor(token) !== id) {
-      return { status: 403, body: 'UPLOAD_TOKEN_INVALID: missing, expired, or for another upload\n' };
+      return tusRefusal(403, 'UPLOAD_TOKEN_INVALID: missing, expired, or for another upload\n');
     }
     const record = await this.#o.storage.getUpload(id);
-    if (!record || record.completedAt !== null) return { status: 404, body: 'UPLOAD_NOT_FOUND\n' };
+    if (!record || record.completedAt !== null) return tusRefusal(404, 'UPLOAD_NOT_FOUND\n');
     // One upload per token: the file is created once, then only resumed.
     if (method === 'POST' && (await this.#o.files.uploadedBytes(id)) !== null) {
-      return { status: 409, body: 'UPLOAD_EXISTS: resume it with HEAD/PATCH at its URL\n' };
+      return tusRefusal(409, 'UPLOAD_EXISTS: resume it with HEAD/PATCH at its URL\n');
     }
     if ((method === 'POST' || method === 'PATCH') && (await this.#diskLow())) {
-      return { status: 507, body: 'INSUFFICIENT_STORAGE: the media disk is nearly full; retry later\n' };
+      return tusRefusal(507, 'INSUFFICIENT_STORAGE: the media disk is nearly full; retry later\n');
     }
     return null;
   }
