@@ -11,7 +11,13 @@ import { Server as TusServer } from '@tus/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requireSession } from '../auth/session.ts';
 import { idParams, sessionSecurity, uuidPattern } from '../media/data-plane.ts';
-import { MAX_THUMBNAIL_BYTES, type UploadCaller, type UploadInit, type Uploads } from '../media/uploads.ts';
+import {
+  type CompleteInput,
+  MAX_THUMBNAIL_BYTES,
+  type UploadCaller,
+  type UploadInit,
+  type Uploads,
+} from '../media/uploads.ts';
 import { deletedSchema } from '../media/video-delete.ts';
 import { videoRef } from '../media/video-json.ts';
 import { clientNetwork } from '../ratelimit.ts';
@@ -70,7 +76,7 @@ export async function uploadRoutes(app: FastifyInstance, o: UploadRoutesOptions)
       schema: completeSchema,
     },
     async (request, reply) => {
-      const body = request.body as Parameters<Uploads['complete']>[1];
+      const body = request.body as CompleteInput;
       return uploads.complete(caller(request), body, { signal: closeSignal(reply), log: request.log });
     },
   );
