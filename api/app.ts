@@ -25,6 +25,7 @@ import type { DataPlaneOptions } from './media/data-plane.ts';
 import { EditRenders } from './media/edits.ts';
 import { MediaFiles } from './media/files.ts';
 import { resolveOwnMedia } from './media/own-media.ts';
+import { Uploads } from './media/uploads.ts';
 import { Metrics, type PaymentOutcome } from './metrics.ts';
 import { openaiRoutes } from './openai/routes.ts';
 import { AuthLimiter, registerRateLimit } from './ratelimit.ts';
@@ -82,8 +83,75 @@ export interface AppDeps {
 
 export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise<FastifyInstance> {
   const secure = config.publicUrl.startsWith('https:');
+  const app = Fastify(fastifyOptions(config, deps));
+  // First, so that every route registered after it joins the discovery documents.
+  const routeTable = RouteTable.install(app);
+  // Before any route: NULs and out-of-range dates are the schema's 400, never the database's 500.
+  refuseControlCharacters(app);
+  installErrorHandlers(app);
+
+  // Before every route and hook of ours, so /metrics sees every answer; the routes use the metered transcriber.
+  const metrics = config.metrics ? new Metrics(deps.transcriber) : undefined;
+  metrics?.install(app);
+  const transcriber = metrics ? metrics.meter(deps.transcriber) : deps.transcriber;
+
+  await registerPlugins(app, config, secure);
+  await registerRateLimit(app, {
+    max: config.rateLimit.max,
+    windowSec: config.rateLimit.windowSec,
+    ...(deps.redis ? { redis: deps.redis, nameSpace: `${deps.redisPrefix ?? 'api:'}rl:` } : {}),
+  });
+  // After the per-network limiter: a flood of made-up cookies is refused before any lookup.
+  installSessionHook(app, { storage: deps.storage, secure });
+  const admission = new Admission({ maxPending: config.admission.maxPending, retryAfterSec: 5 });
+  metaRoutes(app);
+
+  // Sign-in and share-password attempts: shared by every instance when Redis is there.
+  const attempts: AttemptStore = deps.redis
+    ? new RedisAttemptStore(deps.redis, `${deps.redisPrefix ?? 'api:'}attempts:`)
+    : new MemoryAttemptStore();
+  app.decorate('shareGuard', new ShareGuard(attempts, config.sharePassword));
+  await authRoutes(app, authOptions(config, deps, attempts, secure));
+  const { lanes, dataPlane } = await dataPlaneRoutes(app, config, deps.storage, transcriber, secure);
+
+  await transcribeRoutes(app, {
+    transcriber: lanes.priority,
+    mediaHosts: config.mediaHosts,
+    maxSourceBytes: config.maxSourceBytes,
+    transcribeMax: config.rateLimit.transcribeMax,
+    sourcePorts: config.sourcePorts,
+    admission,
+    perCallerMax: config.admission.perCallerMax,
+    // Our own media origin's URLs are read from disk, after the same viewing gates a browser meets.
+    async ownMediaPath(request, sourceUrl) {
+      const own = await resolveOwnMedia(dataPlane, sourceUrl);
+      if (!own) return null;
+      await requireViewer(deps.storage, request, own.video);
+      if (own.video.state !== 'ready') throw new ApiError(409, 'MEDIA_NOT_READY', 'The upload is not complete.');
+      return dataPlane.files.mediaPath(own.video.id);
+    },
+  });
+  if (config.openaiCompat) {
+    // The operators' surface; without tokens its paths are the app's 404.
+    await openaiRoutes(app, {
+      tokens: config.openaiCompat.tokens,
+      rateLimitMax: config.openaiCompat.rateLimitMax,
+      windowSec: config.rateLimit.windowSec,
+      transcriber: lanes.priority,
+      admission,
+      model: config.model,
+      maxSourceBytes: config.maxSourceBytes,
+      uploadDir: join(config.dataDir, 'v1-uploads'),
+    });
+  }
+  await agentRoutes(app, agentOptions(config, deps, { transcriber: lanes.priority, admission, metrics }));
+  await agentSurface(app, { config, table: routeTable });
+  return app;
+}
+
+function fastifyOptions(config: Readonly<Config>, deps: AppDeps): FastifyServerOptions {
   const t = config.timeouts;
-  const app = Fastify({
+  return {
     logger: deps.logger ?? false,
     trustProxy: trustProxyOption(config.trustProxy),
     // A client that trickles its headers or body, or idles on a kept-alive socket, is cut off.
@@ -105,12 +173,11 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     // A request's pino child is made when it first logs, which a health probe never does.
     ...(deps.logger ? { childLoggerFactory: lazyChildLogger } : {}),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
-  });
-  // First, so that every route registered after it joins the discovery documents.
-  const routeTable = RouteTable.install(app);
-  // Before any route: NULs and out-of-range dates are the schema's 400, never the database's 500.
-  refuseControlCharacters(app);
+  };
+}
 
+/** The one error handler (every error body has the same shape) and the app's 404. */
+function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((err, request, reply) => {
     const mapped = toErrorResponse(err);
     if (mapped.internal) request.log.error({ err: loggableError(err) }, 'request failed');
@@ -120,12 +187,10 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
   app.setNotFoundHandler((request) => {
     throw new ApiError(404, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}.`);
   });
+}
 
-  // Before every route and hook of ours, so /metrics sees every answer; the routes use the metered transcriber.
-  const metrics = config.metrics ? new Metrics(deps.transcriber) : undefined;
-  metrics?.install(app);
-  const transcriber = metrics ? metrics.meter(deps.transcriber) : deps.transcriber;
-
+/** The error schema, private caching by default, cookies, CSRF and the OpenAPI generator. */
+async function registerPlugins(app: FastifyInstance, config: Readonly<Config>, secure: boolean): Promise<void> {
   app.addSchema(errorBodySchema);
   privateByDefault(app);
   await app.register(cookie, { secret: config.authSecret });
@@ -154,77 +219,64 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
       },
     },
   });
+}
 
-  const rl: Parameters<typeof registerRateLimit>[1] = {
-    max: config.rateLimit.max,
-    windowSec: config.rateLimit.windowSec,
-  };
-  if (deps.redis) {
-    rl.redis = deps.redis;
-    rl.nameSpace = `${deps.redisPrefix ?? 'api:'}rl:`;
-  }
-  await registerRateLimit(app, rl);
-  // After the per-network limiter: a flood of made-up cookies is refused before any lookup.
-  installSessionHook(app, { storage: deps.storage, secure });
-  const admission = new Admission({ maxPending: config.admission.maxPending, retryAfterSec: 5 });
-
+/** `/openapi.json` and `/api/health`. */
+function metaRoutes(app: FastifyInstance): void {
   app.get('/openapi.json', { schema: { hide: true }, config: { rateLimit: false } }, async () => app.swagger());
-  app.get(
-    '/api/health',
-    {
-      config: { rateLimit: false },
-      schema: {
-        operationId: 'getHealth',
-        tags: ['meta'],
-        response: {
-          200: {
+  app.get('/api/health', { config: { rateLimit: false }, schema: healthSchema }, async () => {
+    const checks = batchSelfChecks();
+    if (checks.length === 0) return HEALTHY;
+    return {
+      ...HEALTHY,
+      batching: checks.map((v) => ({
+        setup: v.key,
+        backend: v.backend,
+        status: v.status,
+        differences: v.differences,
+      })),
+    };
+  });
+}
+
+const healthSchema = {
+  operationId: 'getHealth',
+  tags: ['meta'],
+  response: {
+    200: {
+      type: 'object',
+      required: ['status', 'service'],
+      properties: {
+        status: { type: 'string', enum: ['ok'] },
+        service: { type: 'string' },
+        batching: {
+          type: 'array',
+          description:
+            "Where a batched model runs in this process: each batched setup's self-check verdict. " +
+            "'fell-back': batching gave other tokens than decoding alone on this backend, so that " +
+            "setup decodes unbatched (slower, still right); 'inconclusive': checked again at the next load.",
+          items: {
             type: 'object',
-            required: ['status', 'service'],
+            required: ['setup', 'backend', 'status', 'differences'],
             properties: {
-              status: { type: 'string', enum: ['ok'] },
-              service: { type: 'string' },
-              batching: {
-                type: 'array',
-                description:
-                  "Where a batched model runs in this process: each batched setup's self-check verdict. " +
-                  "'fell-back': batching gave other tokens than decoding alone on this backend, so that " +
-                  "setup decodes unbatched (slower, still right); 'inconclusive': checked again at the next load.",
-                items: {
-                  type: 'object',
-                  required: ['setup', 'backend', 'status', 'differences'],
-                  properties: {
-                    setup: { type: 'string' },
-                    backend: { type: 'string' },
-                    status: { type: 'string', enum: ['verified', 'fell-back', 'inconclusive'] },
-                    differences: { type: 'array', items: { type: 'string' } },
-                  },
-                },
-              },
+              setup: { type: 'string' },
+              backend: { type: 'string' },
+              status: { type: 'string', enum: ['verified', 'fell-back', 'inconclusive'] },
+              differences: { type: 'array', items: { type: 'string' } },
             },
           },
         },
       },
     },
-    async () => {
-      const checks = batchSelfChecks();
-      if (checks.length === 0) return HEALTHY;
-      return {
-        ...HEALTHY,
-        batching: checks.map((v) => ({
-          setup: v.key,
-          backend: v.backend,
-          status: v.status,
-          differences: v.differences,
-        })),
-      };
-    },
-  );
+  },
+};
 
-  // Sign-in and share-password attempts: shared by every instance when Redis is there.
-  const attempts: AttemptStore = deps.redis
-    ? new RedisAttemptStore(deps.redis, `${deps.redisPrefix ?? 'api:'}attempts:`)
-    : new MemoryAttemptStore();
-  app.decorate('shareGuard', new ShareGuard(attempts, config.sharePassword));
+function authOptions(
+  config: Readonly<Config>,
+  deps: AppDeps,
+  attempts: AttemptStore,
+  secure: boolean,
+): Parameters<typeof authRoutes>[1] {
   const authOpts: Parameters<typeof authRoutes>[1] = {
     storage: deps.storage,
     secure,
@@ -238,43 +290,48 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
       ...(deps.oidcAllowInsecureRequests ? { allowInsecureRequests: true } : {}),
     });
   }
-  await authRoutes(app, authOpts);
+  return authOpts;
+}
+
+/**
+ * The data plane: videos, folders, captions, media, projects, uploads and the /app page, over one
+ * set of media files and caption jobs; the upload sweep on a timer that never keeps the process alive.
+ */
+async function dataPlaneRoutes(
+  app: FastifyInstance,
+  config: Readonly<Config>,
+  storage: Storage,
+  transcriber: Transcriber,
+  secure: boolean,
+): Promise<{ lanes: WorkLanes; dataPlane: DataPlaneOptions }> {
   const files = new MediaFiles(config.media.dir);
   // Paid and signed-in work first; guests' caption jobs wait for a quiet worker (api/work-lanes.ts).
   const lanes = new WorkLanes(transcriber, { guestConcurrency: config.guests.concurrency });
   const guestQuota = new GuestQuota({ ...config.guests, retryAfterSec: 60 });
   const jobs = new CaptionJobs({
-    storage: deps.storage,
+    storage,
     transcriber: lanes.priority,
     guestTranscriber: lanes.guest,
     files,
     onError: (err, videoId) => app.log.error({ err, videoId }, 'caption generation failed'),
   });
   const edits = new EditRenders({
-    storage: deps.storage,
+    storage,
     files,
     transcriber: lanes.priority,
     diskFloorBytes: config.media.diskFloorBytes,
     maxOutputSec: config.maxDurationSec,
     onError: (err, videoId) => app.log.error({ err, videoId }, 'render failed'),
   });
-  const dataPlane: DataPlaneOptions = {
-    storage: deps.storage,
-    files,
-    jobs,
-    edits,
-    mediaOrigin: config.media.origin,
-    secure,
-  };
+  const dataPlane: DataPlaneOptions = { storage, files, jobs, edits, mediaOrigin: config.media.origin, secure };
   await videoRoutes(app, dataPlane);
   await folderRoutes(app, dataPlane);
   await captionRoutes(app, dataPlane);
   await mediaRoutes(app, dataPlane);
   await projectRoutes(app, { ...dataPlane, mediaHosts: config.mediaHosts, sourcePorts: config.sourcePorts });
   await editRoutes(app, { ...dataPlane, edits, mediaHosts: config.mediaHosts, sourcePorts: config.sourcePorts });
-  const uploads = await uploadRoutes(app, {
+  const uploads = new Uploads({
     ...dataPlane,
-    publicUrl: config.publicUrl,
     authSecret: config.authSecret,
     maxUploadBytes: config.media.maxUploadBytes,
     uploadTtlSec: config.media.uploadTtlSec,
@@ -290,13 +347,14 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     diskFloorBytes: config.media.diskFloorBytes,
     guestVideoTtlSec: config.guests.videoTtlSec,
   });
+  await uploadRoutes(app, { uploads, publicUrl: config.publicUrl });
   await appPageRoutes(app, {
     mediaOrigin: config.media.origin,
     publicUrl: config.publicUrl,
-    storage: deps.storage,
+    storage,
     model: config.model,
   });
-  app.decorate('dataPlane', { jobs, edits, files, sweepExpiredUploads: uploads.sweep });
+  app.decorate('dataPlane', { jobs, edits, files, sweepExpiredUploads: (now) => uploads.sweep(now) });
   // Renders a restart cut off start again (or end failed) once the app is up.
   app.addHook('onReady', async () => {
     void edits.recover().catch((err: unknown) => app.log.error({ err }, 'render recovery failed'));
@@ -311,61 +369,35 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     clearInterval(sweeper);
     await Promise.all([jobs.close(), edits.close()]);
   });
+  return { lanes, dataPlane };
+}
 
-  await transcribeRoutes(app, {
-    transcriber: lanes.priority,
-    mediaHosts: config.mediaHosts,
-    maxSourceBytes: config.maxSourceBytes,
-    transcribeMax: config.rateLimit.transcribeMax,
-    sourcePorts: config.sourcePorts,
-    admission,
-    perCallerMax: config.admission.perCallerMax,
-    // Our own media origin's URLs are read from disk, after the same viewing gates a browser meets.
-    async ownMediaPath(request, sourceUrl) {
-      const own = await resolveOwnMedia(dataPlane, sourceUrl);
-      if (!own) return null;
-      await requireViewer(deps.storage, request, own.video);
-      if (own.video.state !== 'ready') throw new ApiError(409, 'MEDIA_NOT_READY', 'The upload is not complete.');
-      return files.mediaPath(own.video.id);
-    },
-  });
-  if (config.openaiCompat) {
-    // The operators' surface; without tokens its paths are the app's 404.
-    await openaiRoutes(app, {
-      tokens: config.openaiCompat.tokens,
-      rateLimitMax: config.openaiCompat.rateLimitMax,
-      windowSec: config.rateLimit.windowSec,
-      transcriber: lanes.priority,
-      admission,
-      model: config.model,
-      maxSourceBytes: config.maxSourceBytes,
-      uploadDir: join(config.dataDir, 'v1-uploads'),
-    });
-  }
-  await agentRoutes(app, {
+function agentOptions(
+  config: Readonly<Config>,
+  deps: AppDeps,
+  o: { transcriber: Transcriber; admission: Admission; metrics: Metrics | undefined },
+): AgentOptions {
+  const facilitatorTimeoutMs = deps.facilitatorTimeoutMs ?? config.x402.facilitatorTimeoutMs;
+  const prefix = deps.redisPrefix ?? 'api:';
+  const { metrics } = o;
+  return {
     config,
-    transcriber: lanes.priority,
+    transcriber: o.transcriber,
     facilitator:
       deps.facilitator ??
-      new HTTPFacilitatorClient({
-        url: config.x402.facilitatorUrl,
-        timeoutMs: deps.facilitatorTimeoutMs ?? config.x402.facilitatorTimeoutMs,
-      }),
-    facilitatorTimeoutMs: deps.facilitatorTimeoutMs ?? config.x402.facilitatorTimeoutMs,
-    admission,
+      new HTTPFacilitatorClient({ url: config.x402.facilitatorUrl, timeoutMs: facilitatorTimeoutMs }),
+    facilitatorTimeoutMs,
+    admission: o.admission,
     verifications: {
       admission: new Admission({ maxPending: config.x402.verifyMax, retryAfterSec: 2 }),
       perNetworkMax: config.x402.verifyPerNetwork,
     },
     ...(metrics ? { onPayment: (outcome: PaymentOutcome) => metrics.payment(outcome) } : {}),
     nonceLock:
-      deps.nonceLock ??
-      (deps.redis ? new RedisNonceLock(deps.redis, `${deps.redisPrefix ?? 'api:'}x402-nonce:`) : new MemoryNonceLock()),
+      deps.nonceLock ?? (deps.redis ? new RedisNonceLock(deps.redis, `${prefix}x402-nonce:`) : new MemoryNonceLock()),
     storage: deps.storage,
     ...(deps.x402SettleMarginSec !== undefined ? { settleMarginSec: deps.x402SettleMarginSec } : {}),
-  });
-  await agentSurface(app, { config, table: routeTable });
-  return app;
+  };
 }
 
 function isHealthUrl(url: string | undefined): boolean {

@@ -51,7 +51,7 @@ const RAISE: Record<Layer, RegExp[]> = {
     // toErrorResponse's own bodies.
     /statusCode:\s*\d+,\s*code:\s*'([A-Z0-9_]+)'/g,
     // TUS answers in its own plain-text body, led by the code.
-    /tusError\(\s*\d+,\s*'([A-Z0-9_]+):/g,
+    /tus(?:Error|Refusal)\(\s*\d+,\s*'([A-Z0-9_]+):/g,
   ],
   cli: [/: CliErrorCode = '([A-Z0-9_]+)'/g],
 };
@@ -60,7 +60,7 @@ const RAISE: Record<Layer, RegExp[]> = {
 const API_STATUS: RegExp[] = [
   /new ApiError\(\s*(\d+),\s*'([A-Z0-9_]+)'/g,
   /statusCode:\s*(\d+),\s*code:\s*'([A-Z0-9_]+)'/g,
-  /tusError\(\s*(\d+),\s*'([A-Z0-9_]+):/g,
+  /tus(?:Error|Refusal)\(\s*(\d+),\s*'([A-Z0-9_]+):/g,
 ];
 
 function productionFiles(): string[] {

@@ -91,8 +91,13 @@ export function requireGuestToken(video: Video, token: string): void {
 
 /** For routes that manage a video: a session (401) in the video's workspace (403). */
 export async function requireMember(storage: Storage, request: FastifyRequest, video: Video): Promise<void> {
-  if (!request.auth) throw new ApiError(401, 'UNAUTHENTICATED', 'Sign in first.');
-  if (!(await isWorkspaceMember(storage, request, video))) {
+  await requireMemberOf(storage, request.auth?.userId ?? null, video);
+}
+
+/** `requireMember` for services, which know the signed-in user (null: none) but no request. */
+export async function requireMemberOf(storage: Storage, userId: string | null, video: Video): Promise<void> {
+  if (userId === null) throw new ApiError(401, 'UNAUTHENTICATED', 'Sign in first.');
+  if (video.workspaceId === null || !(await storage.isMember(userId, video.workspaceId))) {
     throw new ApiError(403, 'FORBIDDEN', 'This video belongs to another workspace.');
   }
 }

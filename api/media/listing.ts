@@ -39,7 +39,11 @@ export function decodeCursor(raw: string, sortBy: string): { at: Date; id: strin
 
 /** The workspace a list is for: the one asked for (membership checked) or the active one. */
 export async function listWorkspace(storage: Storage, request: FastifyRequest, asked?: string): Promise<string> {
-  const userId = request.auth!.userId;
+  return workspaceFor(storage, request.auth!.userId, asked);
+}
+
+/** `listWorkspace` for services, which know the signed-in user but no request. */
+export async function workspaceFor(storage: Storage, userId: string, asked?: string): Promise<string> {
   if (asked !== undefined) {
     if (!(await storage.isMember(userId, asked))) {
       throw new ApiError(403, 'FORBIDDEN', 'Not a member of this workspace.');

@@ -73,136 +73,60 @@ const transcriptSchema = {
 
 export async function captionRoutes(app: FastifyInstance, o: DataPlaneOptions): Promise<void> {
   const { storage } = o;
+  const videoOf = (request: { params: unknown }) => loadVideo(storage, (request.params as { id: string }).id);
 
-  app.get(
-    '/api/videos/:id/captions',
-    {
-      schema: {
-        operationId: 'getVideoCaptions',
-        tags: ['captions'],
-        summary: 'Caption status (no query), an attachment (format=vtt|srt), or the inline WebVTT track (inline=1).',
-        description:
-          'No session needed for public videos. Gates for non-members: private → 403 VIDEO_PRIVATE; share ' +
-          'link expired → 410 SHARE_EXPIRED; share password missing/wrong → 403 (send x-share-password or ' +
-          'POST /api/videos/{id}/unlock first); no captions → 404 CAPTIONS_NOT_FOUND.',
-        params: idParams,
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            format: { type: 'string', enum: ['vtt', 'srt'] },
-            inline: { type: 'string', enum: ['1'] },
-          },
-        },
-        headers: {
-          type: 'object',
-          properties: {
-            'x-share-password': { type: 'string', description: 'Share password of a protected video' },
-            'if-none-match': { type: 'string' },
-          },
-        },
-        response: {
-          200: {
-            description: 'Status JSON, or captions (text/vtt, application/x-subrip)',
-            content: {
-              'application/json': { schema: statusSchema },
-              'text/vtt': { schema: { type: 'string' } },
-              'application/x-subrip': { schema: { type: 'string' } },
-            },
-          },
-          304: { description: 'Not modified (If-None-Match matched the ETag)', type: 'null' },
-          400: errorRef,
-          403: errorRef,
-          404: errorRef,
-          410: errorRef,
-        },
-      },
-    },
-    async (request, reply) => {
-      const { id } = request.params as { id: string };
-      const q = request.query as { format?: 'vtt' | 'srt'; inline?: '1' };
-      if (q.format !== undefined && q.inline !== undefined) {
-        throw new ApiError(400, 'VALIDATION_FAILED', 'Ask for format or inline, not both.');
-      }
-      const video = await loadVideo(storage, id);
-      const member = await requireViewer(storage, request, video);
-      if (q.format === undefined && q.inline === undefined) {
-        const ready = video.captionStatus === 'ready';
-        const progress = video.captionStatus === 'processing' ? o.jobs.progress(video.id) : null;
-        return reply.type('application/json; charset=utf-8').send({
-          captionUrl: ready ? `${o.mediaOrigin}/api/videos/${video.id}/captions?inline=1` : null,
-          hasTranscript: ready,
-          status: video.captionStatus,
-          ...(progress === null ? {} : { progress }),
-          // The reason may name the service's internals (model paths): members only.
-          error: member ? video.captionError : null,
-        });
-      }
-      const captions = await storage.getCaptions(video.id);
-      if (!captions) throw new ApiError(404, 'CAPTIONS_NOT_FOUND', 'This video has no captions (yet).');
-      // Viewers' answers depend on their cookies and headers: never a shared cache.
-      reply.header('cache-control', 'private, no-cache');
-      reply.header('x-content-type-options', 'nosniff');
-      if (q.inline !== undefined) {
-        const etag = strongEtag(captions.vtt);
-        reply.header('etag', etag);
-        if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send();
-        return reply.type(CAPTION_CONTENT_TYPES.vtt).send(captions.vtt);
-      }
-      const format = q.format!;
-      reply.header('content-disposition', attachment(video.title, format));
-      return reply.type(CAPTION_CONTENT_TYPES[format]).send(format === 'vtt' ? captions.vtt : captions.srt);
-    },
-  );
-
-  app.get(
-    '/api/videos/:id/transcript',
-    {
-      schema: {
-        operationId: 'getVideoTranscript',
-        tags: ['captions'],
-        summary: 'The transcript behind the captions: segments with their timed words.',
-        description:
-          'The same gates as GET /api/videos/{id}/captions: members always; others only for a public ' +
-          'video (403 VIDEO_PRIVATE), before its share link expires (410 SHARE_EXPIRED), with its share ' +
-          'password when it has one (403). No captions → 404 CAPTIONS_NOT_FOUND. A strong ETag; ' +
-          'If-None-Match answers 304.',
-        params: idParams,
-        headers: {
-          type: 'object',
-          properties: {
-            'x-share-password': { type: 'string', description: 'Share password of a protected video' },
-            'if-none-match': { type: 'string' },
-          },
-        },
-        response: {
-          200: transcriptSchema,
-          304: { description: 'Not modified (If-None-Match matched the ETag)', type: 'null' },
-          400: errorRef,
-          403: errorRef,
-          404: errorRef,
-          410: errorRef,
-        },
-      },
-    },
-    async (request, reply) => {
-      const video = await loadVideo(storage, (request.params as { id: string }).id);
-      await requireViewer(storage, request, video);
-      const captions = await storage.getCaptions(video.id);
-      if (!captions) throw new ApiError(404, 'CAPTIONS_NOT_FOUND', 'This video has no captions (yet).');
-      // Captions stored before transcripts were kept: their cues stand in, without words.
-      const transcript: CaptionTranscript = captions.transcript ?? normalizeCaptions('vtt', captions.vtt).transcript;
-      const body = JSON.stringify({ ...transcript, source: captions.source });
-      const etag = strongEtag(body);
-      reply.header('cache-control', 'private, no-cache');
+  app.get('/api/videos/:id/captions', { schema: getCaptionsSchema }, async (request, reply) => {
+    const q = request.query as { format?: 'vtt' | 'srt'; inline?: '1' };
+    if (q.format !== undefined && q.inline !== undefined) {
+      throw new ApiError(400, 'VALIDATION_FAILED', 'Ask for format or inline, not both.');
+    }
+    const video = await videoOf(request);
+    const member = await requireViewer(storage, request, video);
+    if (q.format === undefined && q.inline === undefined) {
+      const ready = video.captionStatus === 'ready';
+      const progress = video.captionStatus === 'processing' ? o.jobs.progress(video.id) : null;
+      return reply.type('application/json; charset=utf-8').send({
+        captionUrl: ready ? inlineUrl(o, video.id) : null,
+        hasTranscript: ready,
+        status: video.captionStatus,
+        ...(progress === null ? {} : { progress }),
+        // The reason may name the service's internals (model paths): members only.
+        error: member ? video.captionError : null,
+      });
+    }
+    const captions = await storage.getCaptions(video.id);
+    if (!captions) throw new ApiError(404, 'CAPTIONS_NOT_FOUND', 'This video has no captions (yet).');
+    // Viewers' answers depend on their cookies and headers: never a shared cache.
+    reply.header('cache-control', 'private, no-cache');
+    reply.header('x-content-type-options', 'nosniff');
+    if (q.inline !== undefined) {
+      const etag = strongEtag(captions.vtt);
       reply.header('etag', etag);
       if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send();
-      return reply
-        .type('application/json; charset=utf-8')
-        .serializer((s: string) => s)
-        .send(body);
-    },
-  );
+      return reply.type(CAPTION_CONTENT_TYPES.vtt).send(captions.vtt);
+    }
+    const format = q.format!;
+    reply.header('content-disposition', attachment(video.title, format));
+    return reply.type(CAPTION_CONTENT_TYPES[format]).send(format === 'vtt' ? captions.vtt : captions.srt);
+  });
+
+  app.get('/api/videos/:id/transcript', { schema: getTranscriptSchema }, async (request, reply) => {
+    const video = await videoOf(request);
+    await requireViewer(storage, request, video);
+    const captions = await storage.getCaptions(video.id);
+    if (!captions) throw new ApiError(404, 'CAPTIONS_NOT_FOUND', 'This video has no captions (yet).');
+    // Captions stored before transcripts were kept: their cues stand in, without words.
+    const transcript: CaptionTranscript = captions.transcript ?? normalizeCaptions('vtt', captions.vtt).transcript;
+    const body = JSON.stringify({ ...transcript, source: captions.source });
+    const etag = strongEtag(body);
+    reply.header('cache-control', 'private, no-cache');
+    reply.header('etag', etag);
+    if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send();
+    return reply
+      .type('application/json; charset=utf-8')
+      .serializer((s: string) => s)
+      .send(body);
+  });
 
   app.post(
     '/api/videos/:id/captions',
@@ -210,48 +134,10 @@ export async function captionRoutes(app: FastifyInstance, o: DataPlaneOptions): 
       onRequest: requireSession,
       preHandler: app.csrfProtection,
       bodyLimit: MAX_CAPTION_BYTES + 4096,
-      schema: {
-        operationId: 'setVideoCaptions',
-        tags: ['captions'],
-        summary:
-          'Generate captions with the engine (202, then status processing → ready) or store VTT/SRT you send (200).',
-        security: sessionSecurity,
-        headers: csrfHeader,
-        params: idParams,
-        body: {
-          oneOf: [
-            {
-              type: 'object',
-              required: ['action'],
-              additionalProperties: false,
-              properties: { action: { type: 'string', const: 'generate' } },
-            },
-            {
-              type: 'object',
-              required: ['format', 'content'],
-              additionalProperties: false,
-              properties: {
-                format: { type: 'string', enum: ['vtt', 'srt'] },
-                content: { type: 'string', minLength: 1, maxLength: MAX_CAPTION_BYTES },
-              },
-            },
-          ],
-        },
-        response: {
-          200: statusSchema,
-          202: statusSchema,
-          400: errorRef,
-          401: errorRef,
-          403: errorRef,
-          404: errorRef,
-          409: errorRef,
-          413: errorRef,
-          503: errorRef,
-        },
-      },
+      schema: setCaptionsSchema,
     },
     async (request, reply) => {
-      const video = await loadVideo(storage, (request.params as { id: string }).id);
+      const video = await videoOf(request);
       await requireMember(storage, request, video);
       const body = request.body as { action: 'generate' } | { format: 'vtt' | 'srt'; content: string };
       if ('action' in body) {
@@ -261,12 +147,115 @@ export async function captionRoutes(app: FastifyInstance, o: DataPlaneOptions): 
       const { vtt, srt, transcript } = normalizeCaptions(body.format, body.content);
       await o.jobs.cancel(video.id);
       await storage.putCaptions({ videoId: video.id, vtt, srt, source: 'uploaded', transcript });
-      return {
-        captionUrl: `${o.mediaOrigin}/api/videos/${video.id}/captions?inline=1`,
-        hasTranscript: true,
-        status: 'ready',
-        error: null,
-      };
+      return { captionUrl: inlineUrl(o, video.id), hasTranscript: true, status: 'ready', error: null };
     },
   );
 }
+
+/** The inline WebVTT track of a video's captions, for a `<track>` element. */
+const inlineUrl = (o: DataPlaneOptions, videoId: string) => `${o.mediaOrigin}/api/videos/${videoId}/captions?inline=1`;
+
+// ---- OpenAPI schemas of the routes above ----
+
+const gatedHeaders = {
+  type: 'object',
+  properties: {
+    'x-share-password': { type: 'string', description: 'Share password of a protected video' },
+    'if-none-match': { type: 'string' },
+  },
+} as const;
+
+const getCaptionsSchema = {
+  operationId: 'getVideoCaptions',
+  tags: ['captions'],
+  summary: 'Caption status (no query), an attachment (format=vtt|srt), or the inline WebVTT track (inline=1).',
+  description:
+    'No session needed for public videos. Gates for non-members: private → 403 VIDEO_PRIVATE; share ' +
+    'link expired → 410 SHARE_EXPIRED; share password missing/wrong → 403 (send x-share-password or ' +
+    'POST /api/videos/{id}/unlock first); no captions → 404 CAPTIONS_NOT_FOUND.',
+  params: idParams,
+  querystring: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      format: { type: 'string', enum: ['vtt', 'srt'] },
+      inline: { type: 'string', enum: ['1'] },
+    },
+  },
+  headers: gatedHeaders,
+  response: {
+    200: {
+      description: 'Status JSON, or captions (text/vtt, application/x-subrip)',
+      content: {
+        'application/json': { schema: statusSchema },
+        'text/vtt': { schema: { type: 'string' } },
+        'application/x-subrip': { schema: { type: 'string' } },
+      },
+    },
+    304: { description: 'Not modified (If-None-Match matched the ETag)', type: 'null' },
+    400: errorRef,
+    403: errorRef,
+    404: errorRef,
+    410: errorRef,
+  },
+};
+
+const getTranscriptSchema = {
+  operationId: 'getVideoTranscript',
+  tags: ['captions'],
+  summary: 'The transcript behind the captions: segments with their timed words.',
+  description:
+    'The same gates as GET /api/videos/{id}/captions: members always; others only for a public ' +
+    'video (403 VIDEO_PRIVATE), before its share link expires (410 SHARE_EXPIRED), with its share ' +
+    'password when it has one (403). No captions → 404 CAPTIONS_NOT_FOUND. A strong ETag; ' +
+    'If-None-Match answers 304.',
+  params: idParams,
+  headers: gatedHeaders,
+  response: {
+    200: transcriptSchema,
+    304: { description: 'Not modified (If-None-Match matched the ETag)', type: 'null' },
+    400: errorRef,
+    403: errorRef,
+    404: errorRef,
+    410: errorRef,
+  },
+};
+
+const setCaptionsSchema = {
+  operationId: 'setVideoCaptions',
+  tags: ['captions'],
+  summary: 'Generate captions with the engine (202, then status processing → ready) or store VTT/SRT you send (200).',
+  security: sessionSecurity,
+  headers: csrfHeader,
+  params: idParams,
+  body: {
+    oneOf: [
+      {
+        type: 'object',
+        required: ['action'],
+        additionalProperties: false,
+        properties: { action: { type: 'string', const: 'generate' } },
+      },
+      {
+        type: 'object',
+        required: ['format', 'content'],
+        additionalProperties: false,
+        properties: {
+          format: { type: 'string', enum: ['vtt', 'srt'] },
+          content: { type: 'string', minLength: 1, maxLength: MAX_CAPTION_BYTES },
+        },
+      },
+    ],
+  },
+  response: {
+    200: statusSchema,
+    202: statusSchema,
+    400: errorRef,
+    401: errorRef,
+    403: errorRef,
+    404: errorRef,
+    409: errorRef,
+    413: errorRef,
+    503: errorRef,
+  },
+};

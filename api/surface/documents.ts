@@ -113,28 +113,65 @@ const SKILLS = [
 ] as const;
 
 export function buildDocuments(input: DocumentInputs): DocumentSet {
+  const c = context(input);
+  const docs: Doc[] = [
+    llmsTxt(c),
+    authMd(c),
+    pricingMd(c),
+    apiCatalog(c),
+    serverCard(c),
+    ...agentSkills(c),
+    ...oauthMetadata(c),
+    paymentDiscovery(c),
+  ];
+  // What the agent view and the developers page list: the documents above, each served on its own.
+  const served = docs.filter((d) => d.path !== undefined);
+  docs.push(agentView(c, served), ...apiReference(c), developers(c, served));
+  return new DocumentSet(docs);
+}
+
+/** What every builder reads, worked out once. */
+interface Context {
+  input: DocumentInputs;
+  base: string;
+  abs: (path: string) => string;
+  auth: ReturnType<typeof authFacts>;
+  terms: ReturnType<typeof paymentTerms>;
+  planList: ReturnType<typeof plans>['plans'];
+  /** The routes with an operationId: the documented ones. */
+  routes: RouteEntry[];
+  /** The x402 price in words. */
+  price: string;
+}
+
+function context(input: DocumentInputs): Context {
   const { config } = input;
   const base = config.publicUrl;
-  const abs = (path: string) => `${base}${path}`;
-  const auth = authFacts(config);
   const terms = paymentTerms(config);
-  const planList = plans(config).plans;
-  const routes = input.routes.filter((r) => r.operationId !== undefined);
-  const docs: Doc[] = [];
-  const add = (id: string, title: string, mediaType: string, body: string, path?: string, url?: string) => {
-    docs.push({ id, title, url: url ?? abs(path ?? '/'), path, mediaType, body, etag: strongEtag(body) });
+  return {
+    input,
+    base,
+    abs: (path: string) => `${base}${path}`,
+    auth: authFacts(config),
+    terms,
+    planList: plans(config).plans,
+    routes: input.routes.filter((r) => r.operationId !== undefined),
+    price: `${terms.price.amount} ${terms.price.currency} (${terms.price.baseUnits} base units, ${terms.price.decimals} decimals)`,
   };
-  const routeLine = (r: RouteEntry) =>
-    `\`${r.method} ${openApiPath(r.url)}\` — ${r.summary ?? r.operationId}${authNote(r.auth)}`;
-  const price = `${terms.price.amount} ${terms.price.currency} (${terms.price.baseUnits} base units, ${terms.price.decimals} decimals)`;
+}
 
-  const skillDocs = SKILLS.map((s) => {
-    const body = skillBody(s.name, s.description, { base, price, tools: input.tools, terms });
-    return { ...s, path: `/.well-known/agent-skills/${s.name}/SKILL.md`, body };
-  });
+function doc(c: Context, id: string, title: string, mediaType: string, body: string, path?: string, url?: string): Doc {
+  return { id, title, url: url ?? c.abs(path ?? '/'), path, mediaType, body, etag: strongEtag(body) };
+}
 
-  // --- llms.txt ------------------------------------------------------------------------
-  add(
+const routeLine = (r: RouteEntry) =>
+  `\`${r.method} ${openApiPath(r.url)}\` — ${r.summary ?? r.operationId}${authNote(r.auth)}`;
+
+/** llms.txt: the map of everything else, for language models. */
+function llmsTxt(c: Context): Doc {
+  const { input, abs, price, routes } = c;
+  return doc(
+    c,
     'llms.txt',
     `${SERVICE_TITLE}: llms.txt`,
     MEDIA.text,
@@ -173,10 +210,14 @@ export function buildDocuments(input: DocumentInputs): DocumentSet {
     ].join('\n'),
     DOC_PATHS['llms.txt'],
   );
+}
 
-  // --- auth.md -------------------------------------------------------------------------
+/** auth.md: how to sign in, and what credentials do not exist. */
+function authMd(c: Context): Doc {
+  const { input, abs, auth, routes } = c;
   const providers = auth.providers.map((p) => `\`${p.id}\` (${p.enabled ? 'enabled' : 'not configured here'})`);
-  add(
+  return doc(
+    c,
     'auth.md',
     'Authentication and sign-in',
     MEDIA.markdown,
@@ -208,9 +249,13 @@ export function buildDocuments(input: DocumentInputs): DocumentSet {
     ].join('\n'),
     DOC_PATHS['auth.md'],
   );
+}
 
-  // --- pricing.md ----------------------------------------------------------------------
-  add(
+/** pricing.md: the plans, the x402 price and the payment flow. */
+function pricingMd(c: Context): Doc {
+  const { abs, terms, planList } = c;
+  return doc(
+    c,
     'pricing.md',
     'Pricing and payments',
     MEDIA.markdown,
@@ -242,9 +287,13 @@ export function buildDocuments(input: DocumentInputs): DocumentSet {
     ].join('\n'),
     DOC_PATHS['pricing.md'],
   );
+}
 
-  // --- api-catalog (RFC 9727 linkset) --------------------------------------------------
-  add(
+/** The RFC 9727 API catalog (a linkset). */
+function apiCatalog(c: Context): Doc {
+  const { abs } = c;
+  return doc(
+    c,
     'api-catalog',
     'API catalog',
     MEDIA.linkset,
@@ -267,9 +316,13 @@ export function buildDocuments(input: DocumentInputs): DocumentSet {
     }),
     DOC_PATHS['api-catalog'],
   );
+}
 
-  // --- MCP server card -----------------------------------------------------------------
-  add(
+/** The MCP server card: both MCP servers and their tools. */
+function serverCard(c: Context): Doc {
+  const { input, abs, auth } = c;
+  return doc(
+    c,
     'server-card.json',
     'MCP server card',
     MEDIA.json,
@@ -305,27 +358,40 @@ export function buildDocuments(input: DocumentInputs): DocumentSet {
     }),
     DOC_PATHS['server-card.json'],
   );
+}
 
-  // --- agent skills --------------------------------------------------------------------
-  add(
-    'agent-skills',
-    'Agent skills index',
-    MEDIA.json,
-    json({
-      $schema: 'https://schemas.agentskills.io/discovery/0.2.0/schema.json',
-      skills: skillDocs.map((s) => ({
-        name: s.name,
-        type: 'skill-md',
-        description: s.description,
-        url: abs(s.path),
-        digest: `sha256:${createHash('sha256').update(s.body).digest('hex')}`,
-      })),
-    }),
-    DOC_PATHS['agent-skills'],
-  );
-  for (const s of skillDocs) add(`skill/${s.name}`, `Skill: ${s.name}`, MEDIA.markdown, s.body, s.path);
+/** The agent skills index, then each skill's SKILL.md. */
+function agentSkills(c: Context): Doc[] {
+  const { input, base, abs, terms, price } = c;
+  const skillDocs = SKILLS.map((s) => {
+    const body = skillBody(s.name, s.description, { base, price, tools: input.tools, terms });
+    return { ...s, path: `/.well-known/agent-skills/${s.name}/SKILL.md`, body };
+  });
+  return [
+    doc(
+      c,
+      'agent-skills',
+      'Agent skills index',
+      MEDIA.json,
+      json({
+        $schema: 'https://schemas.agentskills.io/discovery/0.2.0/schema.json',
+        skills: skillDocs.map((s) => ({
+          name: s.name,
+          type: 'skill-md',
+          description: s.description,
+          url: abs(s.path),
+          digest: `sha256:${createHash('sha256').update(s.body).digest('hex')}`,
+        })),
+      }),
+      DOC_PATHS['agent-skills'],
+    ),
+    ...skillDocs.map((s) => doc(c, `skill/${s.name}`, `Skill: ${s.name}`, MEDIA.markdown, s.body, s.path)),
+  ];
+}
 
-  // --- OAuth / OpenID metadata: honest about what exists -------------------------------
+/** OAuth and OpenID metadata, honest about what exists: no token endpoint, no registration, no keys. */
+function oauthMetadata(c: Context): Doc[] {
+  const { base, abs, auth } = c;
   const noOAuth = {
     issuer: base,
     service_documentation: abs(DOC_PATHS['auth.md']),
@@ -341,51 +407,60 @@ export function buildDocuments(input: DocumentInputs): DocumentSet {
     dynamic_client_registration_supported: false,
     api_keys_supported: false,
   };
-  add(
-    'oauth-authorization-server',
-    'OAuth authorization server metadata',
-    MEDIA.json,
-    json({
-      ...noOAuth,
-      description:
-        'This service issues no OAuth tokens: sign-in is interactive, and the credential is a session cookie. No token endpoint, no dynamic client registration, no API keys.',
-    }),
-    DOC_PATHS['oauth-authorization-server'],
-  );
-  add(
-    'openid-configuration',
-    'OpenID configuration',
-    MEDIA.json,
-    json({
-      ...noOAuth,
-      subject_types_supported: [],
-      id_token_signing_alg_values_supported: [],
-      description:
-        'This service is not an OpenID provider. It signs people in (email/password, or Google as an OpenID Connect client) and keeps them signed in with a session cookie.',
-      sign_in_providers: auth.providers,
-    }),
-    DOC_PATHS['openid-configuration'],
-  );
-  add(
-    'oauth-protected-resource',
-    'OAuth protected resource metadata',
-    MEDIA.json,
-    json({
-      resource: base,
-      resource_name: SERVICE_TITLE,
-      resource_documentation: abs(DOC_PATHS['auth.md']),
-      // RFC 9728: an empty list says no bearer token is accepted in any form.
-      bearer_methods_supported: [],
-      interactive_sign_in_endpoint: auth.signInUrl,
-      session_cookie: auth.sessionCookie,
-      description:
-        'Protected by a session cookie from an interactive sign-in; no authorization server issues tokens for it.',
-    }),
-    DOC_PATHS['oauth-protected-resource'],
-  );
+  return [
+    doc(
+      c,
+      'oauth-authorization-server',
+      'OAuth authorization server metadata',
+      MEDIA.json,
+      json({
+        ...noOAuth,
+        description:
+          'This service issues no OAuth tokens: sign-in is interactive, and the credential is a session cookie. No token endpoint, no dynamic client registration, no API keys.',
+      }),
+      DOC_PATHS['oauth-authorization-server'],
+    ),
+    doc(
+      c,
+      'openid-configuration',
+      'OpenID configuration',
+      MEDIA.json,
+      json({
+        ...noOAuth,
+        subject_types_supported: [],
+        id_token_signing_alg_values_supported: [],
+        description:
+          'This service is not an OpenID provider. It signs people in (email/password, or Google as an OpenID Connect client) and keeps them signed in with a session cookie.',
+        sign_in_providers: auth.providers,
+      }),
+      DOC_PATHS['openid-configuration'],
+    ),
+    doc(
+      c,
+      'oauth-protected-resource',
+      'OAuth protected resource metadata',
+      MEDIA.json,
+      json({
+        resource: base,
+        resource_name: SERVICE_TITLE,
+        resource_documentation: abs(DOC_PATHS['auth.md']),
+        // RFC 9728: an empty list says no bearer token is accepted in any form.
+        bearer_methods_supported: [],
+        interactive_sign_in_endpoint: auth.signInUrl,
+        session_cookie: auth.sessionCookie,
+        description:
+          'Protected by a session cookie from an interactive sign-in; no authorization server issues tokens for it.',
+      }),
+      DOC_PATHS['oauth-protected-resource'],
+    ),
+  ];
+}
 
-  // --- payment discovery ---------------------------------------------------------------
-  add(
+/** Payment discovery (ucp): the x402 handler and its terms. */
+function paymentDiscovery(c: Context): Doc {
+  const { abs, terms } = c;
+  return doc(
+    c,
     'ucp',
     'Payment discovery (x402)',
     MEDIA.json,
@@ -417,10 +492,12 @@ export function buildDocuments(input: DocumentInputs): DocumentSet {
     }),
     DOC_PATHS.ucp,
   );
+}
 
-  // --- agent view ----------------------------------------------------------------------
-  const served = docs.filter((d) => d.path !== undefined);
-  const agentView = {
+/** `/?mode=agent`: capabilities, auth, payments, MCP servers, endpoints and documents as JSON. */
+function agentView(c: Context, served: readonly Doc[]): Doc {
+  const { input, abs, auth, terms, planList, routes } = c;
+  const view = {
     service: { name: 'transcribe-api', title: SERVICE_TITLE, version: SERVICE_VERSION, description: SERVICE_SUMMARY },
     mode: 'agent',
     capabilities: [...new Set(routes.flatMap((r) => r.tags))],
@@ -442,9 +519,20 @@ export function buildDocuments(input: DocumentInputs): DocumentSet {
       (d) => ({ id: d.id, url: d.url, mediaType: d.mediaType }),
     ),
   };
-  add('agent-view', 'Agent view', MEDIA.json, json(agentView), DOC_PATHS['agent-view'], abs(DOC_PATHS['agent-view']));
+  return doc(
+    c,
+    'agent-view',
+    'Agent view',
+    MEDIA.json,
+    json(view),
+    DOC_PATHS['agent-view'],
+    abs(DOC_PATHS['agent-view']),
+  );
+}
 
-  // --- API reference: one entry per operation, from the OpenAPI file -------------------
+/** The API reference: one entry per operation, from the OpenAPI file. */
+function apiReference(c: Context): Doc[] {
+  const { input, abs, auth, routes, price } = c;
   const reference = routes.map((r) => {
     const op = input.openapi.paths?.[openApiPath(r.url)]?.[r.method.toLowerCase()] ?? {};
     const body = [
@@ -463,27 +551,30 @@ export function buildDocuments(input: DocumentInputs): DocumentSet {
     ].join('\n');
     return { r, body };
   });
-  for (const { r, body } of reference) {
-    add(
+  return reference.map(({ r, body }) =>
+    doc(
+      c,
       `api/${r.operationId}`,
       `API: ${r.method} ${openApiPath(r.url)}`,
       MEDIA.markdown,
       body,
       undefined,
       abs(`/developers#${r.operationId}`),
-    );
-  }
+    ),
+  );
+}
 
-  // --- developers (people) -------------------------------------------------------------
-  add(
+/** /developers: the same facts, for people. */
+function developers(c: Context, served: readonly Doc[]): Doc {
+  const { input, base, auth, terms, routes, price } = c;
+  return doc(
+    c,
     'developers',
     'Developers',
     MEDIA.html,
     developersPage({ base, auth, price, terms, routes, tools: input.tools, docsTools: input.docsTools, served }),
     DOC_PATHS.developers,
   );
-
-  return new DocumentSet(docs);
 }
 
 /** Credentials narrower than a session, stated only where the routes that take them exist. */

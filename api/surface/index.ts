@@ -40,29 +40,9 @@ export async function agentSurface(
     });
   });
 
-  app.get(
-    '/api/plans',
-    {
-      schema: {
-        operationId: 'listPlans',
-        tags: ['meta'],
-        summary: 'How transcription is paid for: a signed-in account, or per call over x402.',
-        response: { 200: plansSchema },
-      },
-    },
-    async () => plans(config),
-  );
+  app.get('/api/plans', { schema: plansRouteSchema }, async () => plans(config));
 
-  const send = (request: FastifyRequest, reply: FastifyReply, doc: Doc) => {
-    reply.header('cache-control', CACHE_CONTROL).header('etag', doc.etag).header('x-content-type-options', 'nosniff');
-    if (doc.mediaType.startsWith('text/html')) {
-      reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
-    }
-    if (matchesIfNoneMatch(request.headers['if-none-match'], doc.etag)) return reply.code(304).send();
-    return reply.type(doc.mediaType).send(doc.body);
-  };
-
-  const documentRoute = (id: keyof typeof DOC_PATHS, operationId: string, summary: string, mediaType: string) => {
+  for (const [id, operationId, summary, mediaType] of DOCUMENT_ROUTES) {
     app.get(
       DOC_PATHS[id],
       {
@@ -73,102 +53,105 @@ export async function agentSurface(
           response: { 200: { description: summary, content: { [mediaType]: { schema: {} } } } },
         },
       },
-      (request, reply) => send(request, reply, getDocs().get(id)!),
+      (request, reply) => sendDoc(request, reply, getDocs().get(id)!),
     );
-  };
-  documentRoute('llms.txt', 'getLlmsTxt', 'llms.txt: the service in one page for language models.', 'text/plain');
-  documentRoute(
-    'auth.md',
-    'getAuthDoc',
-    'How to sign in, and what does not exist (tokens, API keys).',
-    'text/markdown',
-  );
-  documentRoute('pricing.md', 'getPricingDoc', 'Plans, the x402 price and the payment flow.', 'text/markdown');
-  documentRoute('api-catalog', 'getApiCatalog', 'RFC 9727 API catalog (a linkset).', 'application/linkset+json');
-  documentRoute(
-    'server-card.json',
-    'getMcpServerCard',
-    'The MCP server card: transport, tools, auth.',
-    'application/json',
-  );
-  documentRoute('agent-skills', 'getAgentSkillsIndex', 'Agent skills discovery index.', 'application/json');
-  documentRoute(
+  }
+
+  app.get('/.well-known/agent-skills/:name/SKILL.md', { schema: skillSchema }, (request, reply) => {
+    const { name } = request.params as { name: string };
+    const doc = getDocs().get(`skill/${name}`);
+    if (!doc) throw new ApiError(404, 'NOT_FOUND', `No skill ${name}.`);
+    return sendDoc(request, reply, doc);
+  });
+
+  app.get('/', { schema: agentViewSchema }, (request, reply) => {
+    const { mode } = request.query as { mode?: 'agent' };
+    if (mode === 'agent') return sendDoc(request, reply, getDocs().get('agent-view')!);
+    return reply.redirect(DOC_PATHS.developers, 302);
+  });
+
+  await mcpRoutes(app, { config, table, docs: getDocs });
+}
+
+/** A document with its validators; 304 when the client's copy is current. */
+function sendDoc(request: FastifyRequest, reply: FastifyReply, doc: Doc) {
+  reply.header('cache-control', CACHE_CONTROL).header('etag', doc.etag).header('x-content-type-options', 'nosniff');
+  if (doc.mediaType.startsWith('text/html')) {
+    reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
+  }
+  if (matchesIfNoneMatch(request.headers['if-none-match'], doc.etag)) return reply.code(304).send();
+  return reply.type(doc.mediaType).send(doc.body);
+}
+
+/** The documents served at their own path: id, operationId, summary, media type (in route order). */
+const DOCUMENT_ROUTES: ReadonlyArray<readonly [keyof typeof DOC_PATHS, string, string, string]> = [
+  ['llms.txt', 'getLlmsTxt', 'llms.txt: the service in one page for language models.', 'text/plain'],
+  ['auth.md', 'getAuthDoc', 'How to sign in, and what does not exist (tokens, API keys).', 'text/markdown'],
+  ['pricing.md', 'getPricingDoc', 'Plans, the x402 price and the payment flow.', 'text/markdown'],
+  ['api-catalog', 'getApiCatalog', 'RFC 9727 API catalog (a linkset).', 'application/linkset+json'],
+  ['server-card.json', 'getMcpServerCard', 'The MCP server card: transport, tools, auth.', 'application/json'],
+  ['agent-skills', 'getAgentSkillsIndex', 'Agent skills discovery index.', 'application/json'],
+  [
     'oauth-authorization-server',
     'getOAuthAuthorizationServer',
     'OAuth metadata, honest: no token endpoint, no client registration.',
     'application/json',
-  );
-  documentRoute(
+  ],
+  [
     'openid-configuration',
     'getOpenIdConfiguration',
     'OpenID metadata, honest: not an OpenID provider.',
     'application/json',
-  );
-  documentRoute(
+  ],
+  [
     'oauth-protected-resource',
     'getOAuthProtectedResource',
     'RFC 9728 metadata: a session cookie, no bearer tokens.',
     'application/json',
-  );
-  documentRoute(
+  ],
+  [
     'ucp',
     'getPaymentDiscovery',
     'Payment discovery: the x402 terms and whether payments are enabled.',
     'application/json',
-  );
-  documentRoute('developers', 'getDevelopersPage', 'The developer page, for people.', 'text/html');
+  ],
+  ['developers', 'getDevelopersPage', 'The developer page, for people.', 'text/html'],
+];
 
-  app.get(
-    '/.well-known/agent-skills/:name/SKILL.md',
-    {
-      schema: {
-        operationId: 'getAgentSkill',
-        tags: ['discovery'],
-        summary: 'One agent skill (SKILL.md).',
-        params: {
-          type: 'object',
-          required: ['name'],
-          properties: { name: { type: 'string', pattern: '^[a-z0-9-]{1,64}$' } },
-        },
-        response: {
-          200: { description: 'SKILL.md', content: { 'text/markdown': { schema: {} } } },
-          404: errorRef,
-        },
-      },
-    },
-    (request, reply) => {
-      const { name } = request.params as { name: string };
-      const doc = getDocs().get(`skill/${name}`);
-      if (!doc) throw new ApiError(404, 'NOT_FOUND', `No skill ${name}.`);
-      return send(request, reply, doc);
-    },
-  );
+const plansRouteSchema = {
+  operationId: 'listPlans',
+  tags: ['meta'],
+  summary: 'How transcription is paid for: a signed-in account, or per call over x402.',
+  response: { 200: plansSchema },
+};
 
-  app.get(
-    '/',
-    {
-      schema: {
-        operationId: 'getAgentView',
-        tags: ['discovery'],
-        summary: 'With mode=agent: capabilities, auth and endpoints as JSON. Without: a redirect to /developers.',
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: { mode: { type: 'string', enum: ['agent'] } },
-        },
-        response: {
-          200: { description: 'The agent view', content: { 'application/json': { schema: { type: 'object' } } } },
-          302: { type: 'null', description: 'To the developer page' },
-          400: errorRef,
-        },
-      },
-    },
-    (request, reply) => {
-      const { mode } = request.query as { mode?: 'agent' };
-      if (mode === 'agent') return send(request, reply, getDocs().get('agent-view')!);
-      return reply.redirect(DOC_PATHS.developers, 302);
-    },
-  );
+const skillSchema = {
+  operationId: 'getAgentSkill',
+  tags: ['discovery'],
+  summary: 'One agent skill (SKILL.md).',
+  params: {
+    type: 'object',
+    required: ['name'],
+    properties: { name: { type: 'string', pattern: '^[a-z0-9-]{1,64}$' } },
+  },
+  response: {
+    200: { description: 'SKILL.md', content: { 'text/markdown': { schema: {} } } },
+    404: errorRef,
+  },
+};
 
-  await mcpRoutes(app, { config, table, docs: getDocs });
-}
+const agentViewSchema = {
+  operationId: 'getAgentView',
+  tags: ['discovery'],
+  summary: 'With mode=agent: capabilities, auth and endpoints as JSON. Without: a redirect to /developers.',
+  querystring: {
+    type: 'object',
+    additionalProperties: false,
+    properties: { mode: { type: 'string', enum: ['agent'] } },
+  },
+  response: {
+    200: { description: 'The agent view', content: { 'application/json': { schema: { type: 'object' } } } },
+    302: { type: 'null', description: 'To the developer page' },
+    400: errorRef,
+  },
+};

@@ -134,6 +134,277 @@ class FixedWindows {
 const toSample = (sec: number) => Math.round(sec * SAMPLE_RATE);
 
 /**
+ * One call's cancellation: the caller's signal or the call's own first failure fires it, and every
+ * window in flight sees it.
+ */
+class CallControl {
+  readonly #ac = new AbortController();
+  readonly #caller: AbortSignal | undefined;
+  readonly #onAbort = () => this.#ac.abort(this.#caller?.reason);
+  /** The first failure, which the call throws whatever failed after it. */
+  failure: unknown;
+
+  constructor(caller: AbortSignal | undefined) {
+    this.#caller = caller;
+    caller?.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  get signal(): AbortSignal {
+    return this.#ac.signal;
+  }
+
+  fail(err: unknown): void {
+    this.failure ??= err;
+    this.#ac.abort(err);
+  }
+
+  /**
+   * Waits for `p` unless the call is aborted first. Not Promise.race against one long-lived "aborted"
+   * promise: every race would leave a reaction on it holding its result (a PCM chunk) until the end
+   * of the call, which leaked memory linearly with duration.
+   */
+  orAbort<T>(p: Promise<T>): Promise<T> {
+    const signal = this.#ac.signal;
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = () => reject(this.failure ?? abortError(this.#caller, 'transcription'));
+      if (signal.aborted) return onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      p.then(
+        (v) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(v);
+        },
+        (e: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(e);
+        },
+      );
+    });
+  }
+
+  dispose(): void {
+    this.#caller?.removeEventListener('abort', this.#onAbort);
+  }
+}
+
+/** VAD's side of a window source: the detector's stream, the planner, and the audio kept around a span. */
+interface VadWindows {
+  stream: SpanStream;
+  planner: WindowPlanner;
+  padSamples: number;
+}
+
+/** Where windows come from: VAD spans through the window planner, or fixed 30 s windows when VAD is off. */
+class WindowSource {
+  readonly #detector: SpeechDetector | undefined;
+  readonly #ownDetector: boolean;
+  readonly #vad: VadWindows | undefined;
+  readonly #fixed: FixedWindows | undefined;
+
+  private constructor(
+    vad: VadWindows | undefined,
+    fixed: FixedWindows | undefined,
+    detector?: SpeechDetector,
+    own = false,
+  ) {
+    this.#vad = vad;
+    this.#fixed = fixed;
+    this.#detector = detector;
+    this.#ownDetector = own;
+  }
+
+  /** Silero is loaded for this call unless the options bring a detector to share. */
+  static async open(vadOpt: PipelineVadOptions | false | undefined, signal: AbortSignal): Promise<WindowSource> {
+    if (vadOpt === false) return new WindowSource(undefined, new FixedWindows(30));
+    const detector = vadOpt?.detector ?? (await SileroVad.load({}, { signal }));
+    const { detector: _d, windows, ...vadSettings } = vadOpt ?? {};
+    const vad = {
+      stream: detector.stream(vadSettings),
+      planner: new WindowPlanner(windows),
+      padSamples: toSample(vadOpt?.windows?.padSec ?? 0.2),
+    };
+    return new WindowSource(vad, undefined, detector, !vadOpt?.detector);
+  }
+
+  /** The windows that became final with this chunk (`availableSec` of audio so far). */
+  async push(chunk: Float32Array, availableSec: number, control: CallControl): Promise<AudioWindow[]> {
+    if (!this.#vad) return this.#fixed!.take(availableSec, false);
+    const spans = await control.orAbort(this.#vad.stream.push(chunk, { signal: control.signal }));
+    return spans.flatMap((s: SpeechSpan) => this.#vad!.planner.push(s));
+  }
+
+  /** The last windows, once the audio has ended at `durationSec`. */
+  async end(durationSec: number, control: CallControl): Promise<AudioWindow[]> {
+    if (!this.#vad) return this.#fixed!.take(durationSec, true);
+    const spans = await control.orAbort(this.#vad.stream.end({ signal: control.signal }));
+    const { planner } = this.#vad;
+    return [...spans.flatMap((s: SpeechSpan) => planner.push(s)), ...planner.end(durationSec)];
+  }
+
+  /** The oldest sample a window not yet planned may still need. */
+  pendingFromSample(bufferEnd: number): number {
+    const candidates = [bufferEnd];
+    if (this.#vad?.planner.pendingFrom !== undefined) candidates.push(toSample(this.#vad.planner.pendingFrom));
+    if (this.#vad) candidates.push(this.#vad.stream.pendingFromSample - this.#vad.padSamples);
+    if (this.#fixed) candidates.push(toSample(this.#fixed.pendingFrom));
+    return Math.min(...candidates);
+  }
+
+  async close(): Promise<void> {
+    if (this.#ownDetector) await this.#detector?.close();
+  }
+}
+
+/**
+ * Windows from planned to decoded: waiting for their audio or a slot, in flight (at most
+ * `plan.concurrency`), and their segments in window order. Reports progress as the finished part
+ * without a hole grows. Holds the language once the first window has detected it.
+ */
+class WindowScheduler {
+  readonly buffer = new PcmBuffer();
+  readonly inFlight = new Set<Promise<void>>();
+  /** Set once the source has ended: every window is planned. */
+  ended = false;
+  language: string | undefined;
+  languageProbability: number | undefined;
+  readonly #model: PipelineModel;
+  readonly #plan: ConcurrencyPlan;
+  readonly #asrOpts: AsrOptions;
+  readonly #control: CallControl;
+  readonly #report: (p: Progress) => void;
+  readonly #waiting: AudioWindow[] = [];
+  readonly #results: Segment[][] = [];
+  readonly #windowEnds: number[] = [];
+  #languageReady: Promise<string> | undefined;
+  #slotFreed: (() => void) | undefined;
+  #contiguous = 0;
+  #segmentsReported = 0;
+  #windowsTotal = 0;
+  #windowsDone = 0;
+  #nextIndex = 0;
+
+  constructor(
+    model: PipelineModel,
+    plan: ConcurrencyPlan,
+    asrOpts: AsrOptions,
+    control: CallControl,
+    report: (p: Progress) => void,
+  ) {
+    this.#model = model;
+    this.#plan = plan;
+    this.#asrOpts = asrOpts;
+    this.#control = control;
+    this.#report = report;
+    this.language = asrOpts.language && asrOpts.language !== 'auto' ? asrOpts.language : undefined;
+  }
+
+  /** Resolves when a window in flight finishes (or fails). */
+  nextSlot(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.#slotFreed = resolve;
+    });
+  }
+
+  /** A final window waits for a slot: reading more audio would only grow the buffer. */
+  get full(): boolean {
+    return this.#startable() && this.inFlight.size >= this.#plan.concurrency;
+  }
+
+  get idle(): boolean {
+    return this.#waiting.length === 0 && this.inFlight.size === 0;
+  }
+
+  enqueue(ws: AudioWindow[]): void {
+    for (const w of ws) {
+      if (toSample(w.end) <= toSample(w.start)) continue;
+      // Renumbered so that indexes stay dense when a degenerate window is skipped.
+      const win = { ...w, index: this.#nextIndex++ };
+      this.#windowEnds[win.index] = win.end;
+      this.#waiting.push(win);
+      this.#windowsTotal++;
+    }
+  }
+
+  dispatch(): void {
+    while (this.inFlight.size < this.#plan.concurrency && this.#startable()) this.#start(this.#waiting.shift()!);
+  }
+
+  /** The oldest sample any window not yet started may still need, given what the source may need. */
+  keepFrom(sourcePending: number): number {
+    const w = this.#waiting[0];
+    return Math.min(sourcePending, ...(w ? [toSample(w.start)] : []));
+  }
+
+  /** Every window's segments, in order. */
+  segments(): Segment[] {
+    return this.#results.flat();
+  }
+
+  /** A window can start once its audio has arrived (or the stream has ended). */
+  #startable(): boolean {
+    const w = this.#waiting[0];
+    return w !== undefined && (this.ended || toSample(w.end) <= this.buffer.end);
+  }
+
+  #start(w: AudioWindow): void {
+    const from = toSample(w.start);
+    const to = Math.min(toSample(w.end), this.buffer.end);
+    const samples = this.buffer.slice(from, to);
+    const job = this.#decode(w, samples).then(
+      () => {
+        this.inFlight.delete(job);
+        // Start the next window now rather than when the source next yields: a slow source must
+        // not leave the model idle.
+        if (!this.#control.signal.aborted) this.dispatch();
+        this.#slotFreed?.();
+      },
+      (err: unknown) => {
+        this.inFlight.delete(job);
+        this.#control.fail(err);
+        this.#slotFreed?.();
+      },
+    );
+    this.inFlight.add(job);
+  }
+
+  async #decode(w: AudioWindow, samples: Float32Array): Promise<void> {
+    const signal = this.#control.signal;
+    const threads = this.#plan.threadsPerJob;
+    if (this.language === undefined) {
+      // The first window to start detects; the others wait for its answer.
+      this.#languageReady ??= this.#model.detectLanguage(samples, { threads }, { signal }).then((d) => {
+        this.language = d.language;
+        this.languageProbability = d.probability;
+        return d.language;
+      });
+    }
+    const lang = this.language ?? (await this.#languageReady!);
+    const r = await this.#model.transcribe(
+      samples,
+      { ...this.#asrOpts, language: lang, threads },
+      { offset: w.start, signal },
+    );
+    this.#results[w.index] = clampSegments(r.segments, w.start, w.start + samples.length / SAMPLE_RATE);
+    this.#windowsDone++;
+    const before = this.#contiguous;
+    while (this.#results[this.#contiguous] !== undefined) this.#contiguous++;
+    const joined = this.#results.slice(before, this.#contiguous).flat();
+    const partial =
+      joined.length > 0
+        ? { from: this.#segmentsReported, segments: joined.map(({ start, end, text }) => ({ start, end, text })) }
+        : undefined;
+    this.#segmentsReported += joined.length;
+    this.#report({
+      stage: 'asr',
+      // Seconds of audio transcribed without a hole before them.
+      done: this.#windowEnds[this.#contiguous - 1] ?? 0,
+      ...(this.ended ? { fraction: this.#windowsDone / this.#windowsTotal } : {}),
+      ...(partial ? { partial } : {}),
+    });
+  }
+}
+
+/**
  * Transcribes a PCM stream (16 kHz mono f32 chunks of any size) with VAD windows decoded in parallel.
  * Throws `ABORTED` when the signal fires (every in-flight window is stopped first), `VAD_FAILED`, or
  * whatever the model throws (`ASR_FAILED`); the first failure stops the rest. Anything that is not an
@@ -154,38 +425,7 @@ export async function transcribeStream(
   });
   throwIfAborted(run.signal, 'transcription');
 
-  // One controller for everything this call started: the caller's signal or our own first failure
-  // fires it, and every in-flight window sees it.
-  const ac = new AbortController();
-  const onAbort = () => ac.abort(run.signal?.reason);
-  run.signal?.addEventListener('abort', onAbort, { once: true });
-  let failure: unknown;
-  const fail = (err: unknown) => {
-    failure ??= err;
-    ac.abort(err);
-  };
-  /**
-   * Waits for `p` unless the call is aborted first. Not Promise.race against one long-lived "aborted"
-   * promise: every race would leave a reaction on it holding its result (a PCM chunk) until the end
-   * of the call, which leaked memory linearly with duration.
-   */
-  const orAbort = <T>(p: Promise<T>): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      const onAbort = () => reject(failure ?? abortError(run.signal, 'transcription'));
-      if (ac.signal.aborted) return onAbort();
-      ac.signal.addEventListener('abort', onAbort, { once: true });
-      p.then(
-        (v) => {
-          ac.signal.removeEventListener('abort', onAbort);
-          resolve(v);
-        },
-        (e: unknown) => {
-          ac.signal.removeEventListener('abort', onAbort);
-          reject(e);
-        },
-      );
-    });
-
+  const control = new CallControl(run.signal);
   const report = (p: Progress) => {
     try {
       run.onProgress?.(p);
@@ -193,191 +433,59 @@ export async function transcribeStream(
       // A throwing progress listener must not take the transcription down.
     }
   };
-
-  const ownDetector = vadOpt !== false && !vadOpt?.detector;
-  let detector: SpeechDetector | undefined;
+  const windows = new WindowScheduler(model, plan, asrOpts, control, report);
+  const { buffer } = windows;
   const iterator = pcm[Symbol.asyncIterator]();
   let sourceDone = false;
-  const inFlight = new Set<Promise<void>>();
+  let source: WindowSource | undefined;
 
   try {
-    let vadStream: SpanStream | undefined;
-    let planner: WindowPlanner | undefined;
-    let fixed: FixedWindows | undefined;
-    if (vadOpt === false) {
-      fixed = new FixedWindows(30);
-    } else {
-      detector = vadOpt?.detector ?? (await SileroVad.load({}, { signal: ac.signal }));
-      const { detector: _d, windows, ...vadSettings } = vadOpt ?? {};
-      vadStream = detector.stream(vadSettings);
-      planner = new WindowPlanner(windows);
-    }
-    const windowPad = vadOpt === false ? 0 : (vadOpt?.windows?.padSec ?? 0.2);
-
-    const buffer = new PcmBuffer();
-    const waiting: AudioWindow[] = [];
-    const results: Segment[][] = [];
-    const windowEnds: number[] = [];
-    let contiguous = 0;
-    let segmentsReported = 0;
-    let windowsTotal = 0;
-    let windowsDone = 0;
-    let ended = false;
-
-    let language = asrOpts.language && asrOpts.language !== 'auto' ? asrOpts.language : undefined;
-    let languageProbability: number | undefined;
-    let languageReady: Promise<string> | undefined;
-
-    let slotFreed: (() => void) | undefined;
-    const nextSlot = () =>
-      new Promise<void>((resolve) => {
-        slotFreed = resolve;
-      });
-
-    const decodeWindow = async (w: AudioWindow, samples: Float32Array): Promise<void> => {
-      if (language === undefined) {
-        // The first window to start detects; the others wait for its answer.
-        languageReady ??= model
-          .detectLanguage(samples, { threads: plan.threadsPerJob }, { signal: ac.signal })
-          .then((d) => {
-            language = d.language;
-            languageProbability = d.probability;
-            return d.language;
-          });
-      }
-      const lang = language ?? (await languageReady!);
-      const r = await model.transcribe(
-        samples,
-        { ...asrOpts, language: lang, threads: plan.threadsPerJob },
-        { offset: w.start, signal: ac.signal },
-      );
-      results[w.index] = clampSegments(r.segments, w.start, w.start + samples.length / SAMPLE_RATE);
-      windowsDone++;
-      const before = contiguous;
-      while (results[contiguous] !== undefined) contiguous++;
-      const joined = results.slice(before, contiguous).flat();
-      const partial =
-        joined.length > 0
-          ? { from: segmentsReported, segments: joined.map(({ start, end, text }) => ({ start, end, text })) }
-          : undefined;
-      segmentsReported += joined.length;
-      report({
-        stage: 'asr',
-        // Seconds of audio transcribed without a hole before them.
-        done: windowEnds[contiguous - 1] ?? 0,
-        ...(ended ? { fraction: windowsDone / windowsTotal } : {}),
-        ...(partial ? { partial } : {}),
-      });
-    };
-
-    const start = (w: AudioWindow) => {
-      const from = toSample(w.start);
-      const to = Math.min(toSample(w.end), buffer.end);
-      const samples = buffer.slice(from, to);
-      const job = decodeWindow(w, samples).then(
-        () => {
-          inFlight.delete(job);
-          // Start the next window now rather than when the source next yields: a slow source must
-          // not leave the model idle.
-          if (!ac.signal.aborted) dispatch();
-          slotFreed?.();
-        },
-        (err: unknown) => {
-          inFlight.delete(job);
-          fail(err);
-          slotFreed?.();
-        },
-      );
-      inFlight.add(job);
-    };
-
-    /** A window can start once its audio has arrived (or the stream has ended). */
-    const startable = () => {
-      const w = waiting[0];
-      return w !== undefined && (ended || toSample(w.end) <= buffer.end);
-    };
-    const dispatch = () => {
-      while (inFlight.size < plan.concurrency && startable()) start(waiting.shift()!);
-    };
-    let nextIndex = 0;
-    const enqueue = (ws: AudioWindow[]) => {
-      for (const w of ws) {
-        if (toSample(w.end) <= toSample(w.start)) continue;
-        // Renumbered so that indexes stay dense when a degenerate window is skipped.
-        const win = { ...w, index: nextIndex++ };
-        windowEnds[win.index] = win.end;
-        waiting.push(win);
-        windowsTotal++;
-      }
-    };
-    const onSpans = (spans: SpeechSpan[]) => {
-      for (const s of spans) enqueue(planner!.push(s));
-    };
-    /** The oldest sample any window not yet started may still need. */
-    const keepFrom = () => {
-      const candidates = [buffer.end];
-      if (waiting[0]) candidates.push(toSample(waiting[0].start));
-      if (planner?.pendingFrom !== undefined) candidates.push(toSample(planner.pendingFrom));
-      if (vadStream) candidates.push(vadStream.pendingFromSample - toSample(windowPad));
-      if (fixed) candidates.push(toSample(fixed.pendingFrom));
-      return Math.min(...candidates);
-    };
-
+    source = await WindowSource.open(vadOpt, control.signal);
     for (;;) {
       // Backpressure: while a final window waits for a slot, reading more audio would only grow the buffer.
-      while (startable() && inFlight.size >= plan.concurrency) {
-        await orAbort(nextSlot());
-      }
-      const next = await orAbort(iterator.next());
+      while (windows.full) await control.orAbort(windows.nextSlot());
+      const next = await control.orAbort(iterator.next());
       if (next.done) {
         sourceDone = true;
         break;
       }
-      const chunk = next.value;
-      buffer.push(chunk);
-      if (vadStream) onSpans(await orAbort(vadStream.push(chunk, { signal: ac.signal })));
-      else enqueue(fixed!.take(buffer.end / SAMPLE_RATE, false));
-      throwIfAborted(ac.signal);
-      dispatch();
-      buffer.dropBefore(keepFrom());
+      buffer.push(next.value);
+      windows.enqueue(await source.push(next.value, buffer.end / SAMPLE_RATE, control));
+      throwIfAborted(control.signal);
+      windows.dispatch();
+      buffer.dropBefore(windows.keepFrom(source.pendingFromSample(buffer.end)));
       report({ stage: 'vad', done: buffer.end / SAMPLE_RATE });
     }
 
     const duration = buffer.end / SAMPLE_RATE;
-    if (vadStream) {
-      onSpans(await orAbort(vadStream.end({ signal: ac.signal })));
-      ended = true;
-      enqueue(planner!.end(duration));
-    } else {
-      ended = true;
-      enqueue(fixed!.take(duration, true));
-    }
-    dispatch();
-    while (waiting.length > 0 || inFlight.size > 0) await orAbort(nextSlot());
-    throwIfAborted(ac.signal);
+    const last = await source.end(duration, control);
+    windows.ended = true;
+    windows.enqueue(last);
+    windows.dispatch();
+    while (!windows.idle) await control.orAbort(windows.nextSlot());
+    throwIfAborted(control.signal);
 
     // No speech means no window: the model was never called and cannot invent text over silence.
-    const segments = results.flat();
     return {
-      language: language ?? UNDETERMINED_LANGUAGE,
-      ...(languageProbability !== undefined ? { languageProbability } : {}),
+      language: windows.language ?? UNDETERMINED_LANGUAGE,
+      ...(windows.languageProbability !== undefined ? { languageProbability: windows.languageProbability } : {}),
       duration,
-      segments,
+      segments: windows.segments(),
     };
   } catch (err) {
-    fail(err);
+    control.fail(err);
     // Nothing this call started may outlive it: wait for in-flight windows to see the abort.
-    await Promise.allSettled(inFlight);
-    const first = failure ?? err;
-    if (ac.signal.aborted && run.signal?.aborted) throw abortError(run.signal, 'transcription');
+    await Promise.allSettled(windows.inFlight);
+    const first = control.failure ?? err;
+    if (control.signal.aborted && run.signal?.aborted) throw abortError(run.signal, 'transcription');
     throw asEngineError(first);
   } finally {
-    run.signal?.removeEventListener('abort', onAbort);
+    control.dispose();
     if (!sourceDone) {
       // Tell the source to stop (ffmpeg is killed by decodeStream's cleanup); don't wait on a stuck one.
       iterator.return?.()?.catch(() => {});
     }
-    if (ownDetector) await detector?.close();
+    await source?.close();
   }
 }
 
