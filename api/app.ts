@@ -226,7 +226,7 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     storage: deps.storage,
     secure,
     sessionTtlSec: config.sessionTtlSec,
-    limiter: new AuthLimiter(attempts, { ...config.authLimits, secure }),
+    limiter: new AuthLimiter(attempts, config.authLimits),
   };
   if (config.google) {
     authOpts.google = new OidcClient({

@@ -1,0 +1,139 @@
+/**
+ * The attack: a link to our sign-in page whose `next` sends the browser to another host once
+ * the person signs up or signs in, or behind the signed-in page's "Continue" link. The URL
+ * parser normalises dot segments (`/.//host`, `/%2e//host`, `/x/..//host` all become `//host`,
+ * which a browser reads as another origin), so every spelling is tried in a real browser
+ * (headless Chromium, puppeteer-core) and no request may leave for another origin.
+ */
+
+import { randomBytes } from 'node:crypto';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp, testConfig } from '../testing/harness.ts';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const PASSWORD = 'gravel piano hinge marmalade';
+
+const HOSTILE = [
+  '//evil.example',
+  '///evil.example',
+  '/.//evil.example',
+  '/././/evil.example',
+  '/%2e//evil.example',
+  '/%2E//evil.example',
+  '/%2e%2e//evil.example',
+  '/..//evil.example',
+  '/x/..//evil.example',
+  '/x/%2e%2e//evil.example',
+  '/x/.%2e//evil.example',
+  '/app/..//evil.example',
+  '/app/../..//evil.example',
+  '/app/%2e%2e//evil.example/path?q=1',
+  '/\\evil.example',
+  '/.\\/evil.example',
+  '/\t/evil.example',
+  '/.//\tevil.example',
+  'https://evil.example/',
+  'http:evil.example',
+  '//evil.example@127.0.0.1/',
+];
+
+describe('`next` cannot send a signed-in browser to another origin', () => {
+  let t: TestApp;
+  let base: string;
+  let browser: Browser;
+  const email = `redirect-${randomBytes(4).toString('hex')}@example.com`;
+
+  beforeAll(async () => {
+    t = await startTestApp(testConfig({ AUTH_RATE_LIMIT_PER_IP: '1000', RATE_LIMIT_MAX: '10000' }));
+    base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    browser = await puppeteer.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      // Root in CI containers: Chromium's sandbox needs user namespaces it may not have.
+      args: ['--no-sandbox', '--disable-gpu'],
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  /** A fresh browser profile whose every request to another origin is stopped and recorded. */
+  async function guardedPage(): Promise<{ page: Page; foreign: string[]; done: () => Promise<void> }> {
+    const context = await browser.createBrowserContext();
+    const page = await context.newPage();
+    const foreign: string[] = [];
+    await page.setRequestInterception(true);
+    page.on('request', (req) => {
+      if (new URL(req.url()).origin === base) return void req.continue();
+      foreign.push(req.url());
+      void req.abort();
+    });
+    return { page, foreign, done: () => context.close() };
+  }
+
+  /** Submits the form with the given button and waits for wherever the page goes. */
+  async function submit(page: Page, next: string, button: 'signup' | 'signin', who: string): Promise<void> {
+    await page.goto(`${base}/api/auth/signin?next=${encodeURIComponent(next)}`, { waitUntil: 'load' });
+    await page.type('input[name="email"]', who);
+    await page.type('input[name="password"]', PASSWORD);
+    await Promise.all([
+      page.waitForNavigation({ waitUntil: 'load' }).catch(() => null),
+      page.click(`button[value="${button}"]`),
+    ]);
+  }
+
+  it('signs up through the page with every hostile spelling and stays on this origin', async () => {
+    for (const next of HOSTILE) {
+      const { page, foreign, done } = await guardedPage();
+      try {
+        await submit(page, next, 'signup', `up-${randomBytes(4).toString('hex')}@example.com`);
+        expect([next, foreign, new URL(page.url()).origin]).toEqual([next, [], base]);
+      } finally {
+        await done();
+      }
+    }
+  });
+
+  it('signs in, then follows "Continue", with every hostile spelling and stays on this origin', async () => {
+    const first = await guardedPage();
+    await submit(first.page, '/app', 'signup', email);
+    await first.done();
+    for (const next of HOSTILE) {
+      const { page, foreign, done } = await guardedPage();
+      try {
+        await submit(page, next, 'signin', email);
+        expect([next, 'after sign-in', foreign, new URL(page.url()).origin]).toEqual([next, 'after sign-in', [], base]);
+        await page.goto(`${base}/api/auth/signin?next=${encodeURIComponent(next)}`, { waitUntil: 'load' });
+        const href = await page.$eval('#continue', (a) => (a as unknown as { href: string }).href);
+        expect([next, new URL(href).origin]).toEqual([next, base]);
+        await Promise.all([
+          page.waitForNavigation({ waitUntil: 'load' }).catch(() => null),
+          page.click('#continue'),
+        ]);
+        expect([next, 'after Continue', foreign, new URL(page.url()).origin]).toEqual([
+          next,
+          'after Continue',
+          [],
+          base,
+        ]);
+      } finally {
+        await done();
+      }
+    }
+  });
+
+  it('keeps a good `next`, normalised, through sign-in and Continue', async () => {
+    const { page, foreign, done } = await guardedPage();
+    try {
+      await submit(page, '/app/./record?from=link', 'signin', email);
+      expect(page.url()).toBe(`${base}/app/record?from=link`);
+      await page.goto(`${base}/api/auth/signin?next=${encodeURIComponent('/x/../app/record')}`, { waitUntil: 'load' });
+      expect(await page.$eval('#continue', (a) => a.getAttribute('href'))).toBe('/app/record');
+      expect(foreign).toEqual([]);
+    } finally {
+      await done();
+    }
+  });
+});
