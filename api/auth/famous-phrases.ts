@@ -354,6 +354,8 @@ export const FAMOUS_PHRASES: readonly string[] = [
   '1qaz2wsx3edc',
   '1qazxsw2',
   'zaq12wsx',
+  'zaq12wsxcde34rfv',
+  '!qaz@wsx#edc',
   'qwerty123456',
   'qwertyuiop1234567890',
   '1234567890qwertyuiop',

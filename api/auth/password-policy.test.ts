@@ -38,12 +38,23 @@ const FAMOUS = [
 ];
 
 /** Keyboard walks are compared as typed (digits kept). */
-const WALKS = ['qwertyuiopasdfghjkl', 'qwerty uiop asdf ghjkl', '1qaz2wsx3edc4rfv5tgb', '1q2w3e4r5t6y7u8i9o0p', 'zaq12wsxcde34rfv'];
+const WALKS = [
+  'qwertyuiopasdfghjkl',
+  'qwerty uiop asdf ghjkl',
+  '1qaz2wsx3edc4rfv5tgb',
+  '1q2w3e4r5t6y7u8i9o0p',
+  'zaq12wsxcde34rfv',
+];
 
 /** Windows of phrases and a few letters added are still the phrase. */
-const NEAR = ['correct horse battery', 'the quick brown fox jumps', 'may the force be with you always', 'xx to be or not to be'];
+const NEAR = [
+  'correct horse battery',
+  'the quick brown fox jumps',
+  'may the force be with you always',
+  'xx to be or not to be',
+];
 
-const COMMON_FEW = ['hello kitty world', 'good morning sunshine', 'thankyouverymuch', 'happy birthday party'];
+const COMMON_FEW = ['hello kitty world', 'good morning sunshine', 'coffeetablebook', 'chicken dinner tonight'];
 
 const GOOD = [
   'gravel piano hinge marmalade',

@@ -169,7 +169,10 @@ function letterForms(password: string): string[] {
 
 /** Lower-case letters and digits as typed: how keyboard walks are compared. */
 function alnumForm(password: string): string {
-  return password.normalize('NFKC').toLowerCase().replace(/[^a-z0-9]/g, '');
+  return password
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '');
 }
 
 let phraseCorpus: { letters: string; alnum: string } | undefined;

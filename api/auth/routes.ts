@@ -104,7 +104,11 @@ export function installSessionHook(app: FastifyInstance, opts: { storage: Storag
 const SESSION_PURGE_MS = 3600_000;
 
 export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promise<void> {
-  const service = new SignInService({ storage: opts.storage, limiter: opts.limiter, sessionTtlSec: opts.sessionTtlSec });
+  const service = new SignInService({
+    storage: opts.storage,
+    limiter: opts.limiter,
+    sessionTtlSec: opts.sessionTtlSec,
+  });
   const cookies = new AuthCookies(opts.secure);
   pageRoutes(app, opts, service);
   passwordRoutes(app, service, cookies);
