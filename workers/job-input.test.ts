@@ -1,7 +1,7 @@
 /** The progress throttle between a processor and the queue's store (fake clock: no sleeps). */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Progress } from '../engine/types.ts';
-import { throttleProgress } from './job-input.ts';
+import { throttleProgress, validateJobInput } from './job-input.ts';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -25,5 +25,17 @@ describe('throttleProgress', () => {
       { stage: 'vad', done: 1 },
       { stage: 'vad', done: 3 },
     ]);
+  });
+});
+
+describe('validateJobInput: maxDurationSec', () => {
+  it('keeps a positive per-job duration cap and refuses anything else', () => {
+    // What arrives from a queue is untyped JSON: the cast is the point of the check.
+    const job = (maxDurationSec: unknown) =>
+      ({ id: 'job-1', source: '/tmp/a.flac', options: { maxDurationSec } }) as Parameters<typeof validateJobInput>[0];
+    expect(validateJobInput(job(60)).options?.maxDurationSec).toBe(60);
+    for (const bad of [0, -1, '60', Number.NaN]) {
+      expect(() => validateJobInput(job(bad)), String(bad)).toThrow(/maxDurationSec/);
+    }
   });
 });

@@ -271,9 +271,13 @@ function modelRoutes(v1: FastifyInstance, model: string, config: Record<string, 
   });
 }
 
-/** The client is no longer there to read an answer (its socket closed, or its upload was cut off). */
+/**
+ * The client is no longer there to read an answer: its connection closed (a slow upload cut off by
+ * the request timeout, a client gone). The socket, not the request: a request stream read to its
+ * end is destroyed as well, with its client still waiting for the answer.
+ */
 function clientGone(request: FastifyRequest): boolean {
-  return request.raw.destroyed || request.raw.socket?.destroyed === true;
+  return request.raw.socket?.destroyed === true;
 }
 
 /** A form field's text: valid UTF-8 (the decoder marks bad bytes with U+FFFD) and no control characters. */
