@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, testConfig } from '../testing/harness.ts';
+import { safeNextPath } from './next-path.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const PASSWORD = 'gravel piano hinge marmalade';
@@ -37,6 +38,21 @@ const HOSTILE = [
   'http:evil.example',
   '//evil.example@127.0.0.1/',
 ];
+
+describe('safeNextPath checks the path it hands out, not only the one written', () => {
+  it.each(HOSTILE)('refuses %j', (raw) => {
+    expect(safeNextPath(raw)).toBeNull();
+  });
+
+  it('hands out only fixed points of the URL parser', () => {
+    expect(safeNextPath('/x/../app/record')).toBe('/app/record');
+    expect(safeNextPath('/app/%2e%2e/%2fevil')).toBe('/%2fevil');
+    for (const raw of ['/app', '/app/./record?from=link', '/a/b/../c#h', '/%2e%2e/app']) {
+      const out = safeNextPath(raw);
+      expect(out === null || safeNextPath(out) === out, raw).toBe(true);
+    }
+  });
+});
 
 describe('`next` cannot send a signed-in browser to another origin', () => {
   let t: TestApp;
