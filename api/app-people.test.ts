@@ -358,7 +358,7 @@ describe('record, watch and read along in Chromium', () => {
     expect(await page.$eval('#guest-after', (el) => el.hidden)).toBe(false);
     await Promise.all([page.waitForNavigation(), page.click('#after-signup')]);
     await page.type('input[name="email"]', `rec-${randomBytes(4).toString('hex')}@example.com`);
-    await page.type('input[name="password"]', 'correct horse battery staple');
+    await page.type('input[name="password"]', 'gravel piano hinge marmalade');
     await Promise.all([page.waitForNavigation(), page.click('button[value="signup"]')]);
     expect(page.url()).toBe(`${base}/app/record`);
     await page.waitForSelector('body[data-ready="true"]');

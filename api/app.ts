@@ -137,8 +137,11 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
       tokens: config.openaiCompat.tokens,
       rateLimitMax: config.openaiCompat.rateLimitMax,
       windowSec: config.rateLimit.windowSec,
-      transcriber: lanes.priority,
-      admission,
+      // Operators' work waits behind signed-in and paid work, and never takes their admission slots.
+      transcriber: lanes.operator,
+      maxPerToken: config.openaiCompat.maxPerToken,
+      maxPending: config.openaiCompat.maxPending,
+      maxDurationSec: config.openaiCompat.maxDurationSec,
       model: config.model,
       maxSourceBytes: config.maxSourceBytes,
       uploadDir: join(config.dataDir, 'v1-uploads'),
@@ -281,7 +284,7 @@ function authOptions(
     storage: deps.storage,
     secure,
     sessionTtlSec: config.sessionTtlSec,
-    limiter: new AuthLimiter(attempts, { ...config.authLimits, secure }),
+    limiter: new AuthLimiter(attempts, config.authLimits),
   };
   if (config.google) {
     authOpts.google = new OidcClient({

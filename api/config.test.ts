@@ -28,7 +28,21 @@ describe('loadConfig', () => {
     expect(d.openaiCompat).toBeUndefined();
     expect(d.metrics).toBe(false);
     const c = loadConfig({ OPENAI_COMPAT_TOKENS: ' t1, t2 ,', METRICS: 'on', OPENAI_COMPAT_RATE_LIMIT_MAX: '7' });
-    expect(c.openaiCompat).toEqual({ tokens: ['t1', 't2'], rateLimitMax: 7 });
+    // Its own bounds by default: 2 requests open per token, 16 on /v1, an hour of audio each.
+    expect(c.openaiCompat).toEqual({
+      tokens: ['t1', 't2'],
+      rateLimitMax: 7,
+      maxPerToken: 2,
+      maxPending: 16,
+      maxDurationSec: 3600,
+    });
+    // The duration bound never passes the service's own.
+    const capped = loadConfig({
+      OPENAI_COMPAT_TOKENS: 't',
+      OPENAI_COMPAT_MAX_DURATION_SEC: '7200',
+      MAX_DURATION_SEC: '600',
+    });
+    expect(capped.openaiCompat?.maxDurationSec).toBe(600);
     expect(c.metrics).toBe(true);
     const dir = mkdtempSync(join(tmpdir(), 'cfg-'));
     try {

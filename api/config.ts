@@ -97,9 +97,17 @@ export interface Config {
   maxDurationSec: number;
   /**
    * The operators' OpenAI-compatible surface (`/v1/*`): absent unless OPENAI_COMPAT_TOKENS names
-   * bearer tokens; then `rateLimitMax` requests per window per token.
+   * bearer tokens; then `rateLimitMax` requests per window per token, `maxPerToken` requests open
+   * at once per token (upload, wait and work), `maxPending` open in all, and each request's
+   * audio at most `maxDurationSec` (never more than MAX_DURATION_SEC).
    */
-  openaiCompat?: { tokens: readonly string[]; rateLimitMax: number };
+  openaiCompat?: {
+    tokens: readonly string[];
+    rateLimitMax: number;
+    maxPerToken: number;
+    maxPending: number;
+    maxDurationSec: number;
+  };
   /** `GET /metrics` (Prometheus text) is served only when METRICS=on: it tells outsiders about load. */
   metrics: boolean;
   media: {
@@ -124,186 +132,235 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
-/** Parses `env` into a frozen Config; throws ConfigError listing every bad variable. */
-export function loadConfig(env: Env, defaults: { repoRoot?: string } = {}): Readonly<Config> {
-  const problems: string[] = [];
-  const str = (name: string): string | undefined => {
-    const v = env[name]?.trim();
+/** Reads variables and collects every problem, so start-up lists them all at once. */
+class EnvReader {
+  readonly problems: string[] = [];
+  readonly #env: Env;
+
+  constructor(env: Env) {
+    this.#env = env;
+  }
+
+  raw(name: string): string | undefined {
+    return this.#env[name];
+  }
+
+  str(name: string): string | undefined {
+    const v = this.#env[name]?.trim();
     return v === undefined || v === '' ? undefined : v;
-  };
-  const int = (name: string, def: number, min: number, max: number): number => {
-    const raw = str(name);
+  }
+
+  int(name: string, def: number, min: number, max: number): number {
+    const raw = this.str(name);
     if (raw === undefined) return def;
     const n = Number(raw);
     if (!Number.isInteger(n) || n < min || n > max) {
-      problems.push(`${name} must be an integer in [${min}, ${max}], got ${JSON.stringify(raw)}`);
+      this.problems.push(`${name} must be an integer in [${min}, ${max}], got ${JSON.stringify(raw)}`);
       return def;
     }
     return n;
-  };
-  const url = (name: string, protocols: string[]): string | undefined => {
-    const raw = str(name);
+  }
+
+  url(name: string, protocols: string[]): string | undefined {
+    const raw = this.str(name);
     if (raw === undefined) return undefined;
     try {
       const u = new URL(raw);
       if (!protocols.includes(u.protocol)) throw new Error('bad protocol');
       return raw;
     } catch {
-      problems.push(`${name} must be a ${protocols.join(' or ')} URL`);
+      this.problems.push(`${name} must be a ${protocols.join(' or ')} URL`);
       return undefined;
     }
-  };
+  }
+}
 
-  const port = int('PORT', 3000, 0, 65535);
-  const host = str('HOST') ?? '127.0.0.1';
-  const publicUrl = (url('PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/+$/, '');
+/** Parses `env` into a frozen Config; throws ConfigError listing every bad variable. */
+export function loadConfig(env: Env, defaults: { repoRoot?: string } = {}): Readonly<Config> {
+  const r = new EnvReader(env);
   const repoRoot = defaults.repoRoot ?? resolve(import.meta.dirname, '..');
+  const listen = readListen(r);
+  const dataDir = resolve(r.str('DATA_DIR') ?? resolve(repoRoot, '.data'));
+  const metricsRaw = r.str('METRICS') ?? 'off';
+  if (metricsRaw !== 'on' && metricsRaw !== 'off') r.problems.push('METRICS must be on or off');
+  const maxDurationSec = r.int('MAX_DURATION_SEC', 4 * 3600, 1, 48 * 3600);
 
-  const mediaHosts = (str('MEDIA_HOSTS') ?? '')
+  const config: Config = {
+    ...listen,
+    dataDir,
+    model: r.str('MODEL') ?? 'large-v3',
+    ...readAuth(r),
+    x402: readX402(r),
+    guests: readGuests(r),
+    ...readLimits(r),
+    agentFetchTimeoutSec: r.int('AGENT_FETCH_TIMEOUT_SEC', 60, 1, 3600),
+    maxSourceBytes: r.int('MAX_SOURCE_BYTES', 200 * 1024 * 1024, 1, 10 * 1024 ** 3),
+    maxDurationSec,
+    metrics: metricsRaw === 'on',
+    media: readMedia(r, dataDir, listen.publicUrl),
+  };
+  const databaseUrl = r.url('DATABASE_URL', ['postgres:', 'postgresql:']);
+  const redisUrl = r.url('REDIS_URL', ['redis:', 'rediss:']);
+  if (databaseUrl !== undefined) config.databaseUrl = databaseUrl;
+  if (redisUrl !== undefined) config.redisUrl = redisUrl;
+  const openaiCompat = readOpenAICompat(r, maxDurationSec);
+  if (openaiCompat !== undefined) config.openaiCompat = openaiCompat;
+  if (r.problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${r.problems.join('\n  ')}`);
+  return deepFreeze(config);
+}
+
+/** Where we listen, how clients reach us, whom to believe about their address, the server's clocks. */
+function readListen(r: EnvReader) {
+  const port = r.int('PORT', 3000, 0, 65535);
+  const publicUrl = (r.url('PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  const mediaHosts = (r.str('MEDIA_HOSTS') ?? '')
     .split(',')
     .map((h) => h.trim().toLowerCase().replace(/^\.+/, ''))
     .filter((h) => h !== '');
   for (const h of mediaHosts) {
-    if (!/^[a-z0-9.-]+$/.test(h) || !h.includes('.')) problems.push(`MEDIA_HOSTS entry ${JSON.stringify(h)}`);
+    if (!/^[a-z0-9.-]+$/.test(h) || !h.includes('.')) r.problems.push(`MEDIA_HOSTS entry ${JSON.stringify(h)}`);
   }
-
-  const production = env.NODE_ENV === 'production';
-  let authSecret = str('AUTH_SECRET');
-  if (authSecret !== undefined && authSecret.length < 32) problems.push('AUTH_SECRET must be at least 32 characters');
-  if (authSecret === undefined) {
-    if (production) problems.push('AUTH_SECRET is required when NODE_ENV=production');
-    // Sessions live in the database, so a per-process secret only costs in-flight sign-ins on restart.
-    authSecret = randomBytes(32).toString('base64url');
-  }
-
-  const googleId = str('GOOGLE_CLIENT_ID');
-  const googleSecret = str('GOOGLE_CLIENT_SECRET');
-  if ((googleId === undefined) !== (googleSecret === undefined)) {
-    problems.push('GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET go together');
-  }
-  const googleIssuer = url('GOOGLE_ISSUER', ['https:', 'http:']) ?? 'https://accounts.google.com';
-
-  const network = str('X402_NETWORK') ?? 'base-sepolia';
-  const usdc = USDC_BY_NETWORK[network];
-  const asset = str('X402_ASSET') ?? usdc?.asset;
-  if (asset === undefined) problems.push(`X402_NETWORK ${network} has no known USDC asset; set X402_ASSET`);
-  const payTo = str('X402_PAY_TO');
-  const evmAddress = /^0x[0-9a-fA-F]{40}$/;
-  if (payTo !== undefined && !evmAddress.test(payTo)) problems.push('X402_PAY_TO must be a 0x-prefixed EVM address');
-  if (asset !== undefined && !evmAddress.test(asset)) problems.push('X402_ASSET must be a 0x-prefixed EVM address');
-
-  const trustProxy = parseTrustProxy(str('TRUST_PROXY'), problems);
-  const sourcePorts = (str('SOURCE_ALLOWED_PORTS') ?? '443').split(',').map((p) => p.trim());
+  const sourcePorts = (r.str('SOURCE_ALLOWED_PORTS') ?? '443').split(',').map((p) => p.trim());
   for (const p of sourcePorts) {
     if (!/^\d{1,5}$/.test(p) || Number(p) < 1 || Number(p) > 65535) {
-      problems.push(`SOURCE_ALLOWED_PORTS entry ${JSON.stringify(p)} is not a port in [1, 65535]`);
+      r.problems.push(`SOURCE_ALLOWED_PORTS entry ${JSON.stringify(p)} is not a port in [1, 65535]`);
     }
   }
-
-  const databaseUrl = url('DATABASE_URL', ['postgres:', 'postgresql:']);
-  const redisUrl = url('REDIS_URL', ['redis:', 'rediss:']);
-  const facilitatorUrl = url('X402_FACILITATOR_URL', ['https:', 'http:']) ?? 'https://x402.org/facilitator';
-
-  const dataDir = resolve(str('DATA_DIR') ?? resolve(repoRoot, '.data'));
-  const mediaOrigin = (url('MEDIA_ORIGIN', ['http:', 'https:']) ?? publicUrl).replace(/\/+$/, '');
-
-  const openaiTokens = parseTokens(str('OPENAI_COMPAT_TOKENS'), problems);
-  const metricsRaw = str('METRICS') ?? 'off';
-  if (metricsRaw !== 'on' && metricsRaw !== 'off') problems.push('METRICS must be on or off');
-
-  const config: Config = {
+  return {
     port,
-    host,
+    host: r.str('HOST') ?? '127.0.0.1',
     publicUrl,
-    dataDir,
-    trustProxy,
+    trustProxy: parseTrustProxy(r.str('TRUST_PROXY'), r.problems),
     timeouts: {
-      requestMs: int('REQUEST_TIMEOUT_SEC', 30, 1, 3600) * 1000,
-      headersMs: int('HEADERS_TIMEOUT_SEC', 10, 1, 600) * 1000,
-      keepAliveMs: int('KEEP_ALIVE_TIMEOUT_SEC', 5, 1, 600) * 1000,
+      requestMs: r.int('REQUEST_TIMEOUT_SEC', 30, 1, 3600) * 1000,
+      headersMs: r.int('HEADERS_TIMEOUT_SEC', 10, 1, 600) * 1000,
+      keepAliveMs: r.int('KEEP_ALIVE_TIMEOUT_SEC', 5, 1, 600) * 1000,
     },
     sourcePorts: Object.freeze(sourcePorts.map(Number)),
     mediaHosts: Object.freeze(mediaHosts),
-    model: str('MODEL') ?? 'large-v3',
+  };
+}
+
+/** The cookie secret, sessions, Google, and the sign-up and sign-in budgets. */
+function readAuth(r: EnvReader): Pick<Config, 'authSecret' | 'sessionTtlSec' | 'google' | 'authLimits'> {
+  let authSecret = r.str('AUTH_SECRET');
+  if (authSecret !== undefined && authSecret.length < 32) r.problems.push('AUTH_SECRET must be at least 32 characters');
+  if (authSecret === undefined) {
+    if (r.raw('NODE_ENV') === 'production') r.problems.push('AUTH_SECRET is required when NODE_ENV=production');
+    // Sessions live in the database, so a per-process secret only costs in-flight sign-ins on restart.
+    authSecret = randomBytes(32).toString('base64url');
+  }
+  const googleId = r.str('GOOGLE_CLIENT_ID');
+  const googleSecret = r.str('GOOGLE_CLIENT_SECRET');
+  if ((googleId === undefined) !== (googleSecret === undefined)) {
+    r.problems.push('GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET go together');
+  }
+  const googleIssuer = r.url('GOOGLE_ISSUER', ['https:', 'http:']) ?? 'https://accounts.google.com';
+  const authLimits = {
+    perIpMax: r.int('AUTH_RATE_LIMIT_PER_IP', 20, 1, 1_000_000),
+    windowSec: r.int('AUTH_RATE_LIMIT_WINDOW_SEC', 900, 1, 86_400),
+    accountFreeFailures: r.int('AUTH_ACCOUNT_FREE_FAILURES', 5, 1, 1000),
+    lockoutBaseSec: r.int('AUTH_LOCKOUT_BASE_SEC', 60, 1, 86_400),
+    lockoutMaxSec: r.int('AUTH_LOCKOUT_MAX_SEC', 900, 1, 7 * 86_400),
+    deviceTtlSec: r.int('AUTH_DEVICE_TTL_SEC', 180 * 86_400, 60, 400 * 86_400),
+  };
+  if (authLimits.lockoutMaxSec < authLimits.lockoutBaseSec) {
+    r.problems.push('AUTH_LOCKOUT_MAX_SEC must be at least AUTH_LOCKOUT_BASE_SEC');
+  }
+  return {
     authSecret,
-    sessionTtlSec: int('SESSION_TTL_SEC', 30 * 24 * 3600, 60, 365 * 24 * 3600),
-    x402: {
-      facilitatorUrl,
-      network,
-      asset: asset ?? '',
-      assetName: str('X402_ASSET_NAME') ?? usdc?.name ?? 'USDC',
-      assetVersion: str('X402_ASSET_VERSION') ?? usdc?.version ?? '2',
-      maxTimeoutSeconds: int('X402_MAX_TIMEOUT_SEC', 300, 30, 3600),
-      facilitatorTimeoutMs: int('X402_FACILITATOR_TIMEOUT_SEC', 10, 1, 14) * 1000,
-      verifyPerNetwork: int('X402_VERIFY_PER_NETWORK', 2, 1, 1000),
-      verifyMax: int('X402_VERIFY_MAX', 64, 1, 100_000),
-    },
-    authLimits: {
-      perIpMax: int('AUTH_RATE_LIMIT_PER_IP', 20, 1, 1_000_000),
-      windowSec: int('AUTH_RATE_LIMIT_WINDOW_SEC', 900, 1, 86_400),
-      accountFreeFailures: int('AUTH_ACCOUNT_FREE_FAILURES', 5, 1, 1000),
-      lockoutBaseSec: int('AUTH_LOCKOUT_BASE_SEC', 60, 1, 86_400),
-      lockoutMaxSec: int('AUTH_LOCKOUT_MAX_SEC', 900, 1, 7 * 86_400),
-      deviceTtlSec: int('AUTH_DEVICE_TTL_SEC', 180 * 86_400, 60, 400 * 86_400),
-    },
-    guests: {
-      jobsPerNetwork: int('GUEST_JOBS_PER_NETWORK', 2, 1, 10_000),
-      jobsTotal: int('GUEST_JOBS_MAX', 16, 1, 100_000),
-      audioSecPerNetwork: int('GUEST_AUDIO_SEC_PER_NETWORK', 1200, 1, 48 * 3600),
-      audioSecTotal: int('GUEST_AUDIO_SEC_MAX', 4 * 3600, 1, 10_000 * 3600),
-      maxDurationSec: int('GUEST_MAX_DURATION_SEC', 600, 1, 48 * 3600),
-      concurrency: int('GUEST_CONCURRENCY', 1, 1, 64),
-      openUploadsPerNetwork: int('GUEST_OPEN_UPLOADS_PER_NETWORK', 3, 1, 10_000),
-      openUploadsTotal: int('GUEST_OPEN_UPLOADS_MAX', 100, 1, 1_000_000),
-      uploadBytesPerNetwork: int('GUEST_UPLOAD_BYTES_PER_NETWORK', 600 * 1024 ** 2, 1, 1024 ** 4),
-      uploadBytesTotal: int('GUEST_UPLOAD_BYTES_MAX', 20 * 1024 ** 3, 1, 1024 ** 5),
-      maxUploadBytes: int('GUEST_MAX_UPLOAD_BYTES', 200 * 1024 ** 2, 1, 100 * 1024 ** 3),
-      videoTtlSec: int('GUEST_VIDEO_TTL_SEC', 30 * 86_400, 60, 10 * 365 * 86_400),
+    sessionTtlSec: r.int('SESSION_TTL_SEC', 30 * 24 * 3600, 60, 365 * 24 * 3600),
+    ...(googleId !== undefined && googleSecret !== undefined
+      ? { google: { clientId: googleId, clientSecret: googleSecret, issuer: googleIssuer } }
+      : {}),
+    authLimits,
+  };
+}
+
+/** Payments: the network and asset, the wallet, the facilitator and its bounds. */
+function readX402(r: EnvReader): Config['x402'] {
+  const network = r.str('X402_NETWORK') ?? 'base-sepolia';
+  const usdc = USDC_BY_NETWORK[network];
+  const asset = r.str('X402_ASSET') ?? usdc?.asset;
+  if (asset === undefined) r.problems.push(`X402_NETWORK ${network} has no known USDC asset; set X402_ASSET`);
+  const payTo = r.str('X402_PAY_TO');
+  const evmAddress = /^0x[0-9a-fA-F]{40}$/;
+  if (payTo !== undefined && !evmAddress.test(payTo)) r.problems.push('X402_PAY_TO must be a 0x-prefixed EVM address');
+  if (asset !== undefined && !evmAddress.test(asset)) r.problems.push('X402_ASSET must be a 0x-prefixed EVM address');
+  return {
+    ...(payTo !== undefined ? { payTo } : {}),
+    facilitatorUrl: r.url('X402_FACILITATOR_URL', ['https:', 'http:']) ?? 'https://x402.org/facilitator',
+    network,
+    asset: asset ?? '',
+    assetName: r.str('X402_ASSET_NAME') ?? usdc?.name ?? 'USDC',
+    assetVersion: r.str('X402_ASSET_VERSION') ?? usdc?.version ?? '2',
+    maxTimeoutSeconds: r.int('X402_MAX_TIMEOUT_SEC', 300, 30, 3600),
+    facilitatorTimeoutMs: r.int('X402_FACILITATOR_TIMEOUT_SEC', 10, 1, 14) * 1000,
+    verifyPerNetwork: r.int('X402_VERIFY_PER_NETWORK', 2, 1, 1000),
+    verifyMax: r.int('X402_VERIFY_MAX', 64, 1, 100_000),
+  };
+}
+
+function readGuests(r: EnvReader): Config['guests'] {
+  return {
+    jobsPerNetwork: r.int('GUEST_JOBS_PER_NETWORK', 2, 1, 10_000),
+    jobsTotal: r.int('GUEST_JOBS_MAX', 16, 1, 100_000),
+    audioSecPerNetwork: r.int('GUEST_AUDIO_SEC_PER_NETWORK', 1200, 1, 48 * 3600),
+    audioSecTotal: r.int('GUEST_AUDIO_SEC_MAX', 4 * 3600, 1, 10_000 * 3600),
+    maxDurationSec: r.int('GUEST_MAX_DURATION_SEC', 600, 1, 48 * 3600),
+    concurrency: r.int('GUEST_CONCURRENCY', 1, 1, 64),
+    openUploadsPerNetwork: r.int('GUEST_OPEN_UPLOADS_PER_NETWORK', 3, 1, 10_000),
+    openUploadsTotal: r.int('GUEST_OPEN_UPLOADS_MAX', 100, 1, 1_000_000),
+    uploadBytesPerNetwork: r.int('GUEST_UPLOAD_BYTES_PER_NETWORK', 600 * 1024 ** 2, 1, 1024 ** 4),
+    uploadBytesTotal: r.int('GUEST_UPLOAD_BYTES_MAX', 20 * 1024 ** 3, 1, 1024 ** 5),
+    maxUploadBytes: r.int('GUEST_MAX_UPLOAD_BYTES', 200 * 1024 ** 2, 1, 100 * 1024 ** 3),
+    videoTtlSec: r.int('GUEST_VIDEO_TTL_SEC', 30 * 86_400, 60, 10 * 365 * 86_400),
+  };
+}
+
+/** Request budgets, share-password checks, transcriptions in flight. */
+function readLimits(r: EnvReader): Pick<Config, 'rateLimit' | 'sharePassword' | 'admission'> {
+  return {
+    rateLimit: {
+      max: r.int('RATE_LIMIT_MAX', 120, 1, 1_000_000),
+      windowSec: r.int('RATE_LIMIT_WINDOW_SEC', 60, 1, 86_400),
+      transcribeMax: r.int('RATE_LIMIT_TRANSCRIBE_MAX', 10, 1, 1_000_000),
     },
     sharePassword: {
-      perNetworkMax: int('SHARE_PASSWORD_ATTEMPTS_PER_NETWORK', 10, 1, 10_000),
-      perVideoMax: int('SHARE_PASSWORD_ATTEMPTS_PER_VIDEO', 100, 1, 1_000_000),
-      windowSec: int('SHARE_PASSWORD_WINDOW_SEC', 900, 1, 86_400),
-      minChars: int('SHARE_PASSWORD_MIN_CHARS', 8, 4, 256),
+      perNetworkMax: r.int('SHARE_PASSWORD_ATTEMPTS_PER_NETWORK', 10, 1, 10_000),
+      perVideoMax: r.int('SHARE_PASSWORD_ATTEMPTS_PER_VIDEO', 100, 1, 1_000_000),
+      windowSec: r.int('SHARE_PASSWORD_WINDOW_SEC', 900, 1, 86_400),
+      minChars: r.int('SHARE_PASSWORD_MIN_CHARS', 8, 4, 256),
     },
     admission: {
-      maxPending: int('TRANSCRIBE_MAX_PENDING', 4, 1, 10_000),
-      perCallerMax: int('TRANSCRIBE_MAX_PER_CALLER', 1, 1, 1000),
-    },
-    agentFetchTimeoutSec: int('AGENT_FETCH_TIMEOUT_SEC', 60, 1, 3600),
-    rateLimit: {
-      max: int('RATE_LIMIT_MAX', 120, 1, 1_000_000),
-      windowSec: int('RATE_LIMIT_WINDOW_SEC', 60, 1, 86_400),
-      transcribeMax: int('RATE_LIMIT_TRANSCRIBE_MAX', 10, 1, 1_000_000),
-    },
-    maxSourceBytes: int('MAX_SOURCE_BYTES', 200 * 1024 * 1024, 1, 10 * 1024 ** 3),
-    maxDurationSec: int('MAX_DURATION_SEC', 4 * 3600, 1, 48 * 3600),
-    metrics: metricsRaw === 'on',
-    media: {
-      origin: new URL(mediaOrigin).origin,
-      dir: resolve(dataDir, 'media'),
-      maxUploadBytes: int('MAX_UPLOAD_BYTES', 2 * 1024 ** 3, 1, 100 * 1024 ** 3),
-      uploadTtlSec: int('UPLOAD_TTL_SEC', 24 * 3600, 60, 30 * 24 * 3600),
-      diskFloorBytes: int('DISK_FLOOR_BYTES', 2 * 1024 ** 3, 0, 1024 ** 5),
+      maxPending: r.int('TRANSCRIBE_MAX_PENDING', 4, 1, 10_000),
+      perCallerMax: r.int('TRANSCRIBE_MAX_PER_CALLER', 1, 1, 1000),
     },
   };
-  if (databaseUrl !== undefined) config.databaseUrl = databaseUrl;
-  if (redisUrl !== undefined) config.redisUrl = redisUrl;
-  if (payTo !== undefined) config.x402.payTo = payTo;
-  if (openaiTokens !== undefined) {
-    config.openaiCompat = {
-      tokens: Object.freeze(openaiTokens),
-      rateLimitMax: int('OPENAI_COMPAT_RATE_LIMIT_MAX', 60, 1, 1_000_000),
-    };
-  }
-  if (googleId !== undefined && googleSecret !== undefined) {
-    config.google = { clientId: googleId, clientSecret: googleSecret, issuer: googleIssuer };
-  }
-  if (config.authLimits.lockoutMaxSec < config.authLimits.lockoutBaseSec) {
-    problems.push('AUTH_LOCKOUT_MAX_SEC must be at least AUTH_LOCKOUT_BASE_SEC');
-  }
-  if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
-  return deepFreeze(config);
+}
+
+function readMedia(r: EnvReader, dataDir: string, publicUrl: string): Config['media'] {
+  const mediaOrigin = (r.url('MEDIA_ORIGIN', ['http:', 'https:']) ?? publicUrl).replace(/\/+$/, '');
+  return {
+    origin: new URL(mediaOrigin).origin,
+    dir: resolve(dataDir, 'media'),
+    maxUploadBytes: r.int('MAX_UPLOAD_BYTES', 2 * 1024 ** 3, 1, 100 * 1024 ** 3),
+    uploadTtlSec: r.int('UPLOAD_TTL_SEC', 24 * 3600, 60, 30 * 24 * 3600),
+    diskFloorBytes: r.int('DISK_FLOOR_BYTES', 2 * 1024 ** 3, 0, 1024 ** 5),
+  };
+}
+
+/** The operators' `/v1/*`: absent without tokens; its own bounds, apart from everyone else's. */
+function readOpenAICompat(r: EnvReader, maxDurationSec: number): Config['openaiCompat'] {
+  const tokens = parseTokens(r.str('OPENAI_COMPAT_TOKENS'), r.problems);
+  if (tokens === undefined) return undefined;
+  return {
+    tokens: Object.freeze(tokens),
+    rateLimitMax: r.int('OPENAI_COMPAT_RATE_LIMIT_MAX', 60, 1, 1_000_000),
+    maxPerToken: r.int('OPENAI_COMPAT_MAX_PER_TOKEN', 2, 1, 1000),
+    maxPending: r.int('OPENAI_COMPAT_MAX_PENDING', 16, 1, 100_000),
+    maxDurationSec: Math.min(r.int('OPENAI_COMPAT_MAX_DURATION_SEC', 3600, 1, 48 * 3600), maxDurationSec),
+  };
 }
 
 /**

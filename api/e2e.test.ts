@@ -27,7 +27,7 @@ import { loopbackMediaFetcher } from './testing/media.ts';
 import { createServiceTranscriber, type Transcriber } from './transcriber.ts';
 
 const MEDIA_HOST = 'media.example.test';
-const PASSWORD = 'correct horse battery staple';
+const PASSWORD = 'gravel piano hinge marmalade';
 
 describe('end to end with the real engine', () => {
   let pki: TestPki;

@@ -178,7 +178,7 @@ describe('the front door in Chromium, at the address npm start prints', () => {
       await page.goto(`${server.url}/app`);
       expect(page.url()).toBe(`${server.url}/api/auth/signin?next=%2Fapp`);
       await page.type('input[name="email"]', `door-${randomBytes(4).toString('hex')}@example.com`);
-      await page.type('input[name="password"]', 'correct horse battery staple');
+      await page.type('input[name="password"]', 'gravel piano hinge marmalade');
       await Promise.all([page.waitForNavigation(), page.click('button[value="signup"]')]);
       expect(page.url()).toBe(`${server.url}/app`);
       await page.waitForSelector('body[data-ready="true"]');

@@ -256,6 +256,34 @@ describe.each(stores)('sign-up and sign-in budgets ($name store)', ({ name, deps
     }
   });
 
+  it("attack: a stranger's guesses right after sign-up do not lock the owner out of their browser or network", async () => {
+    const t = await startTestApp(
+      testConfig({ AUTH_ACCOUNT_FREE_FAILURES: '3', AUTH_LOCKOUT_BASE_SEC: '60', RATE_LIMIT_MAX: '1000' }),
+      { ...deps, storage },
+    );
+    try {
+      const owner = `new-${randomBytes(5).toString('hex')}@example.com`;
+      const n = name === 'redis' ? 66 : 67;
+      // The owner signs up and has never signed in with the password: sign-up alone must make
+      // this browser (the device cookie) and this network known.
+      const browser = new Client(t.app);
+      expect((await signUp(browser, `10.${n}.0.1`, owner)).statusCode).toBe(201);
+      expect(browser.cookies.has('auth.device')).toBe(true);
+      // Strangers spend the account's budget from other networks, and keep it locked.
+      for (let i = 0; i < 3; i++) {
+        expect((await signIn(new Client(t.app), `10.${n}.${i + 1}.1`, owner, `guess ${i} of many`)).statusCode).toBe(
+          401,
+        );
+      }
+      expect((await signIn(new Client(t.app), `10.${n}.9.1`, owner, PASSWORD)).statusCode).toBe(429);
+      // The owner's browser, even on another network, and a fresh browser on the owner's network get in.
+      expect((await signIn(browser, `10.${n}.20.1`, owner, PASSWORD)).statusCode).toBe(200);
+      expect((await signIn(new Client(t.app), `10.${n}.0.1`, owner, PASSWORD)).statusCode).toBe(200);
+    } finally {
+      await t.close();
+    }
+  });
+
   it("counts a trusted browser's own failures against it alone", async () => {
     const t = await startTestApp(testConfig({ AUTH_ACCOUNT_FREE_FAILURES: '2', RATE_LIMIT_MAX: '1000' }), {
       ...deps,

@@ -160,23 +160,23 @@ function refusal(reply: FastifyReply, outcome: Awaited<ReturnType<Limiter>>): Ap
  * - per client network: sign-ups, and failed sign-ins whatever the email;
  * - per target account, for strangers: failures from networks and browsers the account has
  *   never signed in from lock it for them alone, with a doubling, capped wait;
- * - per trusted browser (the signed `auth.device` cookie a successful sign-in leaves) and per
- *   network the account signed in from before: budgets of their own, which a stranger's
- *   failures never touch, so nobody can lock the owner out from where they sign in.
+ * - per trusted browser (the signed `auth.device` cookie that sign-up and every successful
+ *   sign-in leave) and per network the account signed up or signed in from: budgets of their
+ *   own, which a stranger's failures never touch, so nobody can lock the owner out from where
+ *   they sign in, from the moment the account exists.
  *
- * There is no global budget: whoever can spend it can refuse everyone.
+ * There is no global budget: whoever can spend it can refuse everyone. Knows no HTTP: the
+ * routes read and set the device cookie (auth/routes.ts) and hand over its verified value.
  */
 export class AuthLimiter {
   readonly #store: AttemptStore;
   readonly #opts: AuthLimitOptions;
   readonly #network: AttemptPolicy;
   readonly #account: AttemptPolicy;
-  readonly #secure: boolean;
 
-  constructor(store: AttemptStore, opts: AuthLimitOptions & { secure: boolean }) {
+  constructor(store: AttemptStore, opts: AuthLimitOptions) {
     this.#store = store;
     this.#opts = opts;
-    this.#secure = opts.secure;
     const windowMs = opts.windowSec * 1000;
     this.#network = { free: opts.perIpMax, windowMs, baseLockMs: windowMs, maxLockMs: windowMs };
     this.#account = {
@@ -188,21 +188,19 @@ export class AuthLimiter {
   }
 
   /** Sign-up: per client network; every sign-up counts (accounts are what is bounded). Throws 429. */
-  async signUp(request: FastifyRequest): Promise<void> {
-    const r = await takeAll(this.#store, [[`signup-net:${clientNetwork(request.ip)}`, this.#network]]);
+  async signUp(from: AuthClient): Promise<void> {
+    const r = await takeAll(this.#store, [[`signup-net:${from.network}`, this.#network]]);
     if (!r.ok) throw limitedFor(r.retryAfterMs, this.#network.free, 'Too many sign-ups from this network');
   }
 
   /**
    * Reserves one sign-in attempt (throws 429 when a budget it belongs to is locked). The caller
-   * reports the outcome: a success gives the attempt back, remembers the network and hands the
-   * browser a device cookie.
+   * reports a success, which gives the attempt back and trusts the browser and the network.
    */
-  async signIn(request: FastifyRequest, email: string): Promise<SignInAttempt> {
-    // Hashed: the store (Redis) never holds the address itself.
-    const account = createHash('sha256').update(email.trim().toLowerCase()).digest('base64url');
-    const network = clientNetwork(request.ip);
-    const device = this.#trustedDevice(request, account);
+  async signIn(from: AuthClient, email: string): Promise<SignInAttempt> {
+    const account = accountKey(email);
+    const { network } = from;
+    const device = trustedDevice(from.device, account);
     const entries: Array<[string, AttemptPolicy]> = [];
     let scope: 'device' | 'known-network' | 'stranger';
     if (device !== null) {
@@ -221,42 +219,59 @@ export class AuthLimiter {
       const free = scope === 'stranger' ? this.#account.free : this.#network.free;
       throw limitedFor(r.retryAfterMs, free, 'Too many failed sign-in attempts; the wait doubles with each failure');
     }
-    const store = this.#store;
-    const ttlMs = this.#opts.deviceTtlSec * 1000;
-    const secure = this.#secure;
     return {
       scope,
-      async succeeded(reply: FastifyReply) {
-        await refundAll(store, r.held);
-        await store.mark(`signin-known:${account}:${network}`, ttlMs);
-        reply.setCookie(DEVICE_COOKIE, `${account}.${randomBytes(16).toString('base64url')}`, {
-          path: '/api/auth/',
-          httpOnly: true,
-          sameSite: 'strict',
-          secure,
-          signed: true,
-          maxAge: Math.floor(ttlMs / 1000),
-        });
+      succeeded: async () => {
+        await refundAll(this.#store, r.held);
+        return this.trust(from, email);
       },
     };
   }
 
-  /** The device id from a valid `auth.device` cookie issued for this account, else null. */
-  #trustedDevice(request: FastifyRequest, account: string): string | null {
-    const raw = request.cookies[DEVICE_COOKIE];
-    if (!raw || raw.length > 200) return null;
-    const { valid, value } = request.unsignCookie(raw);
-    if (!valid || value === null) return null;
-    const [forAccount, id] = value.split('.');
-    return forAccount === account && id ? id : null;
+  /**
+   * The owner is here: remembers the network for the account and issues the browser a device id
+   * for it. Sign-up, a password sign-in and a Google sign-in all end here, so an account is never
+   * without a place its owner can sign in from that strangers' guesses cannot lock.
+   */
+  async trust(from: AuthClient, email: string): Promise<DeviceGrant> {
+    const account = accountKey(email);
+    const ttlMs = this.#opts.deviceTtlSec * 1000;
+    await this.#store.mark(`signin-known:${account}:${from.network}`, ttlMs);
+    return { value: `${account}.${randomBytes(16).toString('base64url')}`, maxAgeSec: Math.floor(ttlMs / 1000) };
   }
+}
+
+/** Who is asking, as the account budgets see it. */
+export interface AuthClient {
+  /** `clientNetwork(ip)`. */
+  network: string;
+  /** The verified value of the browser's `auth.device` cookie, or null. */
+  device: string | null;
+}
+
+/** A device cookie to set: its value (signed by the route) and lifetime. */
+export interface DeviceGrant {
+  value: string;
+  maxAgeSec: number;
+}
+
+/** Hashed: the store (Redis) never holds the address itself. */
+function accountKey(email: string): string {
+  return createHash('sha256').update(email.trim().toLowerCase()).digest('base64url');
+}
+
+/** The device id from a device cookie issued for this account, else null. */
+function trustedDevice(value: string | null, account: string): string | null {
+  if (value === null) return null;
+  const [forAccount, id] = value.split('.');
+  return forAccount === account && id ? id : null;
 }
 
 export interface SignInAttempt {
   /** Which budget the attempt was counted against (tests and logs). */
   readonly scope: 'device' | 'known-network' | 'stranger';
-  /** A failed attempt needs no call: it stays counted. */
-  succeeded(reply: FastifyReply): Promise<void>;
+  /** A failed attempt needs no call: it stays counted. A success trusts the browser and network. */
+  succeeded(): Promise<DeviceGrant>;
 }
 
 /** The browser's proof that it signed in to an account before (OWASP "device cookie"). */

@@ -70,6 +70,14 @@ async function main(): Promise<void> {
 
   const address = await app.listen({ port: config.port, host: config.host });
   say(`serving ${address}: ${address}/app is the page for people, ${address}/llms.txt what agents read first`);
+  const v1 = config.openaiCompat;
+  if (v1) {
+    say(
+      `OpenAI-compatible /v1 is on at ${address}/v1 for ${v1.tokens.length} token(s) (OPENAI_COMPAT_TOKENS): ` +
+        `${v1.maxPerToken} request(s) open per token, ${v1.maxPending} on /v1 in all, ` +
+        `${v1.maxDurationSec} s of audio per request, queued behind signed-in and paid work`,
+    );
+  }
 }
 
 /**

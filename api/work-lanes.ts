@@ -1,11 +1,14 @@
 /**
- * Two lanes in front of the one worker: paid and signed-in work goes straight to the queue;
- * guests' work (caption jobs for guest uploads) waits here, and enters the queue only while no
- * paid or signed-in work is in flight, at most `guestConcurrency` at a time. A paid or
- * signed-in request never waits behind the guests still waiting (strict priority), and the
- * service's in-process worker has one slot more than guests may hold (api/server.ts), so it
- * does not wait behind the guest jobs already running either: that slot is reserved for it.
- * Separate BullMQ workers give the same guarantee with WORKER_CONCURRENCY above GUEST_CONCURRENCY.
+ * Lanes in front of the one worker: paid and signed-in work goes straight to the queue; the
+ * background work (guests' caption jobs for guest uploads, and the operators' `/v1` requests)
+ * waits here, and enters the queue only while no paid or signed-in work is in flight, at most
+ * `guestConcurrency` background jobs at a time, first come first served. A paid or signed-in
+ * request never waits behind the background work still waiting (strict priority), and the
+ * service's in-process worker has one slot more than the background may hold (api/server.ts),
+ * so it does not wait behind the background jobs already running either: that slot is reserved
+ * for it. Separate BullMQ workers give the same guarantee with WORKER_CONCURRENCY above
+ * GUEST_CONCURRENCY. `/v1` is the operators' door: it may queue here for as long as it takes;
+ * whatever it sends, signed-in and paid work is neither refused nor kept waiting by it.
  *
  * Guest admission (`GuestQuota`) bounds what may wait here: per network and in total, by jobs
  * and by seconds of audio; past a bound the caller gets 429 with Retry-After. Both lanes pass
@@ -60,18 +63,25 @@ export class WorkLanes {
   };
 
   /** Guests' work: waits for the lane, then runs. */
-  readonly guest: Transcriber = {
-    transcribe: async (req: TranscribeRequest, signal: AbortSignal, onProgress?: (p: Progress) => void) => {
-      await this.#enter(signal);
-      try {
-        return await this.#inner.transcribe(req, signal, onProgress);
-      } finally {
-        this.#guestRunning--;
-        this.#pump();
-      }
-    },
-    close: () => this.#inner.close(),
-  };
+  readonly guest: Transcriber = this.#background();
+
+  /** The operators' `/v1` work: the same lane as the guests'. */
+  readonly operator: Transcriber = this.#background();
+
+  #background(): Transcriber {
+    return {
+      transcribe: async (req, signal, onProgress) => {
+        await this.#enter(signal);
+        try {
+          return await this.#inner.transcribe(req, signal, onProgress);
+        } finally {
+          this.#guestRunning--;
+          this.#pump();
+        }
+      },
+      close: () => this.#inner.close(),
+    };
+  }
 
   #enter(signal: AbortSignal): Promise<void> {
     signal.throwIfAborted();

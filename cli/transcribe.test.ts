@@ -178,6 +178,10 @@ describe('transcribe CLI', () => {
       const usage = await transcribe([JFK.wav, '--format', 'docx']);
       expect(usage.code).toBe(2);
       expect(usage.stderr).toMatch(/^error: USAGE --format must be one of/m);
+      // An unknown option is quoted as typed, with the nearest known one (not Node's mixed quotes).
+      const near = await transcribe([JFK.wav, '--formats', 'srt']);
+      expect(near.code).toBe(2);
+      expect(near.stderr).toMatch(/^error: USAGE unknown option --formats; did you mean --format\?$/m);
       const prompt = await transcribe([JFK.wav, '--prompt', 'word '.repeat(200)]);
       expect(prompt.code).toBe(2);
       expect(prompt.stderr).toMatch(

@@ -14,6 +14,7 @@ import { type CaptionFormat, render } from '../engine/captions/index.ts';
 import { asEngineError } from '../engine/errors.ts';
 import { checkPrompt, createEngine } from '../engine/index.ts';
 import { DEFAULT_MODEL, resolveModel } from '../models/index.ts';
+import { unknownOptionMessage } from './args.ts';
 import type { CliErrorCode } from './errors.ts';
 import { createProgressBar } from './progress.ts';
 
@@ -179,30 +180,35 @@ async function selfCheck(values: Exclude<ReturnType<typeof parse>, 'help'>['valu
   }
 }
 
+const OPTIONS = {
+  model: { type: 'string' },
+  language: { type: 'string' },
+  format: { type: 'string', default: 'json' },
+  out: { type: 'string' },
+  'no-word-timestamps': { type: 'boolean' },
+  threads: { type: 'string' },
+  concurrency: { type: 'string' },
+  'batch-size': { type: 'string' },
+  translate: { type: 'boolean' },
+  prompt: { type: 'string' },
+  'no-vad': { type: 'boolean' },
+  'vad-model': { type: 'string' },
+  'max-duration': { type: 'string' },
+  'models-dir': { type: 'string' },
+  offline: { type: 'boolean' },
+  'self-check': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 function parse(argv: string[]) {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      model: { type: 'string' },
-      language: { type: 'string' },
-      format: { type: 'string', default: 'json' },
-      out: { type: 'string' },
-      'no-word-timestamps': { type: 'boolean' },
-      threads: { type: 'string' },
-      concurrency: { type: 'string' },
-      'batch-size': { type: 'string' },
-      translate: { type: 'boolean' },
-      prompt: { type: 'string' },
-      'no-vad': { type: 'boolean' },
-      'vad-model': { type: 'string' },
-      'max-duration': { type: 'string' },
-      'models-dir': { type: 'string' },
-      offline: { type: 'boolean' },
-      'self-check': { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
+  let parsed: ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; options: typeof OPTIONS }>>;
+  try {
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
+  } catch (err) {
+    const message = unknownOptionMessage(err, Object.keys(OPTIONS));
+    throw message === null ? err : new UsageError(message);
+  }
+  const { values, positionals } = parsed;
   if (values.help) return 'help' as const;
   const selfCheck = values['self-check'] === true;
   if (selfCheck && positionals.length > 0) throw new UsageError('--self-check takes no <file-or-url>');

@@ -9,11 +9,11 @@
  */
 import type { Readable } from 'node:stream';
 import { checkPrompt, type LoadOptions, WhisperModel } from './asr/index.ts';
-import { type DecodeOptions, decodeStream } from './decode/index.ts';
+import { DECODE_DEFAULTS, type DecodeOptions, decodeStream } from './decode/index.ts';
 import { throwIfAborted, untilAborted } from './errors.ts';
 import { type PipelineOptions, transcribeStream } from './pipeline/index.ts';
 import { SafeFetcher, type SourcePolicy } from './source/index.ts';
-import type { AsrOptions, RunOptions, Transcript } from './types.ts';
+import type { AsrOptions, RunOptions, TranscribeRunOptions, Transcript } from './types.ts';
 import { SileroVad } from './vad/silero.ts';
 import { type SpeechDetector, WhisperCppVad } from './vad/whisper-vad.ts';
 
@@ -87,7 +87,7 @@ export interface EngineOptions {
 
 export interface Engine {
   readonly model: WhisperModel;
-  transcribe(source: MediaSource, options?: AsrOptions, run?: RunOptions): Promise<Transcript>;
+  transcribe(source: MediaSource, options?: AsrOptions, run?: TranscribeRunOptions): Promise<Transcript>;
   /** Waits for in-flight jobs, then frees the model (and the fetcher the engine created). */
   close(): Promise<void>;
 }
@@ -140,7 +140,8 @@ export async function createEngine(options: EngineOptions, run: Pick<RunOptions,
 
   return {
     model,
-    async transcribe(source, asr = {}, run = {}) {
+    async transcribe(source, asr = {}, runOptions = {}) {
+      const { maxDurationSec: callMaxSec, ...run } = runOptions;
       // The engine owns the source from here: an origin connection it opens, or the caller's stream,
       // is destroyed on every path (drained already on success; a generator that never started
       // would run no cleanup of its own).
@@ -153,9 +154,10 @@ export async function createEngine(options: EngineOptions, run: Pick<RunOptions,
         // What can fail without the media fails before the origin is dialled.
         const detector = options.vad === false ? undefined : (options.vad?.detector ?? (await vadDetector(run.signal)));
         input = await openMedia(source, run);
+        const engineMaxSec = options.maxDurationSec ?? DECODE_DEFAULTS.maxDurationSec;
         const decode: DecodeOptions = {
           ffmpegPath: options.ffmpegPath,
-          maxDurationSec: options.maxDurationSec,
+          maxDurationSec: callMaxSec === undefined ? engineMaxSec : Math.min(engineMaxSec, callMaxSec),
           timeoutMs: options.decodeTimeoutMs,
           ...run,
         };

@@ -85,3 +85,12 @@ export interface RunOptions {
   signal?: AbortSignal;
   onProgress?: (progress: Progress) => void;
 }
+
+/** One transcription's run: RunOptions, and a duration cap of its own. */
+export interface TranscribeRunOptions extends RunOptions {
+  /**
+   * This call's media may be no longer than this (MEDIA_DURATION_EXCEEDED): a caller's own bound,
+   * as `maxBytes` bounds a fetch. It can only lower the engine's `maxDurationSec`, never raise it.
+   */
+  maxDurationSec?: number;
+}

@@ -24,10 +24,6 @@ const MAX_LINES = 120;
  */
 const SPLIT_ELSEWHERE: ReadonlySet<string> = new Set([
   // being split on another branch
-  'api/auth/routes.ts: authRoutes',
-  // being split on another branch
-  'api/config.ts: loadConfig',
-  // being split on another branch
   'engine/asr/native/src/batch/whisper-batch-decoder.inc: whisper_batcher::compute',
   // being split on another branch
   'engine/asr/native/src/batch/whisper-batch-encoder.inc: whisper_batcher::encode',

@@ -170,14 +170,57 @@ function postgresIds(): { uid: number; gid: number } {
   }
 }
 
+/** `maxmemory-policy` as INFO reports it (a raw socket, like the probe above). */
+async function redisEvictionPolicy(url: string): Promise<string | undefined> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: hostname.replace(/^\[|\]$/g, ''), port: Number(port || 6379) });
+    let text = '';
+    const done = (policy: string | undefined) => {
+      socket.destroy();
+      resolve(policy);
+    };
+    socket.setTimeout(PROBE_TIMEOUT_MS, () => done(undefined));
+    socket.once('error', () => done(undefined));
+    socket.once('connect', () => socket.write('INFO memory\r\n'));
+    socket.on('data', (d) => {
+      text += d.toString();
+      const m = /maxmemory_policy:(\S+)/.exec(text);
+      if (m) done(m[1]);
+    });
+  });
+}
+
+/**
+ * The queue's tests need `maxmemory-policy noeviction`: the workers refuse any other policy at
+ * start-up (workers/bullmq-queue.ts, QUEUE_MISCONFIGURED), as an evicted key is a lost job or lock.
+ * A configured Redis that evicts stops the run here, with one line, rather than in every queue test.
+ */
+async function requireNoEviction(url: string): Promise<void> {
+  const policy = await redisEvictionPolicy(url);
+  if (policy !== 'noeviction') {
+    throw new TestServiceError(
+      `Redis at ${url} has maxmemory-policy ${policy ?? 'unknown'}; the job queue needs noeviction: run ` +
+        '`redis-cli CONFIG SET maxmemory-policy noeviction`, or set TEST_REDIS_URL to another Redis.',
+    );
+  }
+}
+
 export async function useRedis(configured: string): Promise<RunningService> {
-  if (await redisAnswers(configured)) return { url: configured, stop: async () => {} };
+  if (await redisAnswers(configured)) {
+    await requireNoEviction(configured);
+    return { url: configured, stop: async () => {} };
+  }
   const dir = mkdtempSync(join(tmpdir(), 'transcribe-test-redis-'));
   const port = await freePort();
-  // noeviction is BullMQ's requirement (and Redis' default); nothing is written to disk.
+  // noeviction is BullMQ's requirement, set here whatever a system config file says; nothing is
+  // written to disk.
   const child = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    [
+      ...['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+      ...['--maxmemory-policy', 'noeviction'],
+    ],
     { stdio: 'ignore' },
   );
   const spawned = new Promise<void>((resolve, reject) => {
@@ -196,6 +239,7 @@ export async function useRedis(configured: string): Promise<RunningService> {
     await spawned;
     const url = `redis://127.0.0.1:${port}`;
     await waitFor('redis-server', () => redisAnswers(url), child);
+    await requireNoEviction(url);
     return { url, stop };
   } catch (err) {
     await stop();

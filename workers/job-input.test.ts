@@ -45,3 +45,15 @@ describe('render jobs', () => {
     }
   });
 });
+
+describe('validateJobInput: maxDurationSec', () => {
+  it('keeps a positive per-job duration cap and refuses anything else', () => {
+    // What arrives from a queue is untyped JSON: the cast is the point of the check.
+    const job = (maxDurationSec: unknown) =>
+      ({ id: 'job-1', source: '/tmp/a.flac', options: { maxDurationSec } }) as Parameters<typeof validateJobInput>[0];
+    expect(validateJobInput(job(60)).options?.maxDurationSec).toBe(60);
+    for (const bad of [0, -1, '60', Number.NaN]) {
+      expect(() => validateJobInput(job(bad)), String(bad)).toThrow(/maxDurationSec/);
+    }
+  });
+});

@@ -64,6 +64,9 @@ export function validateJobInput(input: TranscriptionJobInput): TranscriptionJob
   if (o.maxBytes !== undefined && (!Number.isSafeInteger(o.maxBytes) || o.maxBytes < 1)) {
     throw invalid('maxBytes is a positive integer.');
   }
+  if (o.maxDurationSec !== undefined && !(typeof o.maxDurationSec === 'number' && o.maxDurationSec > 0)) {
+    throw invalid('maxDurationSec is a positive number.');
+  }
   if (o.fetchTimeoutMs !== undefined && (!Number.isSafeInteger(o.fetchTimeoutMs) || o.fetchTimeoutMs < 1)) {
     throw invalid('fetchTimeoutMs is a positive integer.');
   }
@@ -85,6 +88,7 @@ export function validateJobInput(input: TranscriptionJobInput): TranscriptionJob
         : { mode: 'public' };
   }
   if (o.maxBytes !== undefined) options.maxBytes = o.maxBytes;
+  if (o.maxDurationSec !== undefined) options.maxDurationSec = o.maxDurationSec;
   if (o.fetchTimeoutMs !== undefined) options.fetchTimeoutMs = o.fetchTimeoutMs;
   if (render !== undefined) options.render = render;
   return { id: input.id, source: input.source, options };

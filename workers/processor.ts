@@ -7,13 +7,17 @@
 import type { Readable } from 'node:stream';
 import { EngineError, untilAborted } from '../engine/errors.ts';
 import { SOURCE_DEFAULTS, type SourceOptions } from '../engine/source/index.ts';
-import type { AsrOptions, RunOptions, Transcript } from '../engine/types.ts';
+import type { AsrOptions, TranscribeRunOptions, Transcript } from '../engine/types.ts';
 import { type RenderFn, runRenderJob } from './render.ts';
 import type { JobProcessor } from './types.ts';
 
 /** The part of `Engine` (engine/index.ts) a processor uses. */
 export interface TranscribingEngine {
-  transcribe(source: string | { stream: Readable }, options?: AsrOptions, run?: RunOptions): Promise<Transcript>;
+  transcribe(
+    source: string | { stream: Readable },
+    options?: AsrOptions,
+    run?: TranscribeRunOptions,
+  ): Promise<Transcript>;
 }
 
 /** The part of engine/source's SafeFetcher a processor uses. */
@@ -52,7 +56,8 @@ export function createEngineProcessor(options: EngineProcessorOptions): JobProce
     if (o.temperature !== undefined) asr.temperature = o.temperature;
     if (o.segmentStats !== undefined) asr.segmentStats = o.segmentStats;
     if (options.threads !== undefined) asr.threads = options.threads;
-    const run = { signal, onProgress };
+    const run: TranscribeRunOptions = { signal, onProgress };
+    if (o.maxDurationSec !== undefined) run.maxDurationSec = o.maxDurationSec;
     const ownFetch = o.sourcePolicy !== undefined || o.maxBytes !== undefined || o.fetchTimeoutMs !== undefined;
     if (!ownFetch || !URL_LIKE.test(job.source)) {
       return engine.transcribe(job.source, asr, run);
@@ -61,7 +66,7 @@ export function createEngineProcessor(options: EngineProcessorOptions): JobProce
     if (!options.fetcher) {
       throw new EngineError('INVALID_OPTIONS', 'This worker cannot apply a per-job source policy (no fetcher).');
     }
-    const fetchOptions: SourceOptions = { ...run };
+    const fetchOptions: SourceOptions = { signal, onProgress };
     if (o.sourcePolicy) fetchOptions.policy = o.sourcePolicy;
     if (o.maxBytes !== undefined) fetchOptions.maxBytes = o.maxBytes;
     if (o.fetchTimeoutMs !== undefined) {

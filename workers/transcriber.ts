@@ -25,6 +25,8 @@ export interface QueueTranscribeRequest {
   /** Per-segment token ids and probabilities in the result. */
   segmentStats?: boolean;
   maxBytes: number;
+  /** The media's longest duration for this request (seconds); lowers the workers' MAX_DURATION_SEC. */
+  maxDurationSec?: number;
   /** The fetch's whole budget (see TranscriptionJobOptions.fetchTimeoutMs). */
   fetchTimeoutMs?: number;
   /**
@@ -87,6 +89,7 @@ export function createQueueTranscriber(queue: JobQueue, options: QueueTranscribe
       if (request.temperature !== undefined) jobOptions.temperature = request.temperature;
       if (request.segmentStats !== undefined) jobOptions.segmentStats = request.segmentStats;
       if (request.fetchTimeoutMs !== undefined) jobOptions.fetchTimeoutMs = request.fetchTimeoutMs;
+      if (request.maxDurationSec !== undefined) jobOptions.maxDurationSec = request.maxDurationSec;
       if (options.model !== undefined) jobOptions.model = options.model;
       if (request.render !== undefined) jobOptions.render = request.render;
       // A request is its own job: two identical requests are two jobs, as two calls to the engine would be.

@@ -44,6 +44,8 @@ export interface TranscriptionJobOptions {
   sourcePolicy?: SourcePolicy;
   /** Byte cap on a URL source; omit for the engine's default (200 MiB). */
   maxBytes?: number;
+  /** This job's media may be no longer (seconds); it only lowers the worker's MAX_DURATION_SEC. */
+  maxDurationSec?: number;
   /**
    * Time the origin has for the whole fetch, and for any silence in it (the paid route's
    * budget, which a slow or dripping origin cannot stretch). Default: the fetcher's own clocks.

@@ -116,6 +116,9 @@ describe('Google sign-in (OIDC) against a local provider', () => {
     expect(session.user).toMatchObject({ name: 'Grace Hopper' });
     expect(session.user.email).toMatch(/^[^@]+@gmail\.example$/);
     expect(session.user.workspaces).toHaveLength(1);
+    // Like every sign-in, it makes this browser known for the account's budgets (api/ratelimit.ts):
+    // a stranger's guesses at the same email cannot lock it out here.
+    expect(c.cookies.has('auth.device')).toBe(true);
 
     // A second sign-in with the same Google account lands on the same user.
     const c2 = new Client(t.app);
@@ -141,7 +144,14 @@ describe('Google sign-in (OIDC) against a local provider', () => {
     expect(done.headers.location).toBe('/app/record?from=guest');
     expect((await c.request({ url: '/api/auth/session' })).json().user).toMatchObject({ name: 'Grace Hopper' });
 
-    for (const hostile of ['//evil.example/x', 'https://evil.example/', '/\\evil.example']) {
+    for (const hostile of [
+      '//evil.example/x',
+      'https://evil.example/',
+      '/\\evil.example',
+      '/.//evil.example',
+      '/%2e//evil.example',
+      '/app/..//evil.example',
+    ]) {
       const h = new Client(t.app);
       const s = await h.request({ url: `/api/auth/signin/google?next=${encodeURIComponent(hostile)}` });
       expect(s.statusCode).toBe(302);

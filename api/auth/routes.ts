@@ -1,30 +1,27 @@
 /**
- * Accounts and sessions: the session hook, CSRF, email/password sign-up and sign-in,
- * Google over OIDC, session lookup, sign-out and the active workspace. Registered inside
- * the app (not encapsulated) so `request.auth` is visible to every route.
+ * Accounts and sessions over HTTP: the session hook, CSRF, email/password sign-up and sign-in,
+ * Google over OIDC, session lookup, sign-out and the active workspace. Thin handlers over
+ * ./signin-service.ts (which knows no Fastify): they read the client's network and cookies,
+ * and set the cookies the service grants. Registered inside the app (not encapsulated) so
+ * `request.auth` is visible to every route.
  */
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.ts';
-import type { AuthLimiter } from '../ratelimit.ts';
+import { type AuthLimiter, clientNetwork, DEVICE_COOKIE } from '../ratelimit.ts';
 import { csrfHeader, errorRef } from '../schemas.ts';
-import type { Storage, User } from '../storage/types.ts';
+import type { Storage } from '../storage/types.ts';
 import { DEFAULT_NEXT_PATH, safeNextPath } from './next-path.ts';
 import type { OidcClient, PendingSignIn } from './oidc.ts';
-import {
-  PASSWORD_MAX_CHARS,
-  PASSWORD_MIN_CHARS,
-  PASSWORD_PROBLEM_MESSAGES,
-  passwordVerdict,
-} from './password-policy.ts';
-import { dummyPasswordHash, hashPassword, verifyPassword } from './passwords.ts';
-import { hashSessionToken, newSessionToken, requireSession, sessionCookieName } from './session.ts';
+import { PASSWORD_MAX_CHARS } from './password-policy.ts';
+import { hashSessionToken, requireSession, sessionCookieName } from './session.ts';
+import { type Credentials, type Granted, type SignInClient, SignInService } from './signin-service.ts';
 
 export interface AuthOptions {
   storage: Storage;
   secure: boolean;
   sessionTtlSec: number;
-  /** Sign-up and sign-in budgets (per network, per target account, global). */
+  /** Sign-up and sign-in budgets (per network, per target account, per trusted browser and network). */
   limiter: AuthLimiter;
   /** Absent when Google is not configured: its routes answer 404 OIDC_NOT_CONFIGURED. */
   google?: OidcClient;
@@ -107,32 +104,72 @@ export function installSessionHook(app: FastifyInstance, opts: { storage: Storag
 const SESSION_PURGE_MS = 3600_000;
 
 export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promise<void> {
-  const { storage, secure } = opts;
-  const cookieName = sessionCookieName(secure);
+  const service = new SignInService({
+    storage: opts.storage,
+    limiter: opts.limiter,
+    sessionTtlSec: opts.sessionTtlSec,
+  });
+  const cookies = new AuthCookies(opts.secure);
+  pageRoutes(app, opts, service);
+  passwordRoutes(app, service, cookies);
+  sessionRoutes(app, service, cookies);
+  googleRoutes(app, opts, service, cookies);
+}
 
-  const csrf = app.csrfProtection;
+/** The cookies the auth routes set: the session, and the device cookie the budgets trust. */
+class AuthCookies {
+  readonly #secure: boolean;
+  readonly session: string;
 
-  async function sessionView(userId: string) {
-    const user = await storage.getUser(userId);
-    if (!user) return null;
-    return { ...publicUser(user), workspaces: await storage.listWorkspaces(userId) };
+  constructor(secure: boolean) {
+    this.#secure = secure;
+    this.session = sessionCookieName(secure);
   }
 
-  async function startSession(request: FastifyRequest, reply: FastifyReply, user: User): Promise<void> {
-    // Signing in again replaces the browser's session: the old one is revoked, not orphaned.
-    if (request.auth) await storage.revokeSession(request.auth.tokenHash);
-    const token = newSessionToken();
-    const expiresAt = new Date(Date.now() + opts.sessionTtlSec * 1000);
-    await storage.createSession({ tokenHash: hashSessionToken(token), userId: user.id, expiresAt });
-    reply.setCookie(cookieName, token, {
+  /** What the service needs to know of the browser: its network, device cookie and session. */
+  client(request: FastifyRequest): SignInClient {
+    return {
+      network: clientNetwork(request.ip),
+      device: readDevice(request),
+      sessionHash: request.auth?.tokenHash ?? null,
+    };
+  }
+
+  grant(reply: FastifyReply, granted: Granted): void {
+    const { token, expiresAt } = granted.session;
+    reply.setCookie(this.session, token, {
       path: '/',
       httpOnly: true,
       sameSite: 'lax',
-      secure,
+      secure: this.#secure,
       expires: expiresAt,
+    });
+    if (!granted.device) return;
+    reply.setCookie(DEVICE_COOKIE, granted.device.value, {
+      path: '/api/auth/',
+      httpOnly: true,
+      sameSite: 'strict',
+      secure: this.#secure,
+      signed: true,
+      maxAge: granted.device.maxAgeSec,
     });
   }
 
+  clearSession(reply: FastifyReply): void {
+    reply.clearCookie(this.session, { path: '/', httpOnly: true, sameSite: 'lax', secure: this.#secure });
+  }
+}
+
+/** The verified value of the signed `auth.device` cookie, else null. */
+function readDevice(request: FastifyRequest): string | null {
+  const raw = request.cookies[DEVICE_COOKIE];
+  if (!raw || raw.length > 200) return null;
+  const { valid, value } = request.unsignCookie(raw);
+  return valid ? value : null;
+}
+
+/** The CSRF token, the providers, the sign-in page and its script. */
+function pageRoutes(app: FastifyInstance, opts: AuthOptions, service: SignInService): void {
   app.get(
     '/api/auth/csrf',
     {
@@ -186,7 +223,7 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
       },
     },
     async (request, reply) => {
-      const view = request.auth ? await sessionView(request.auth.userId) : null;
+      const view = request.auth ? await service.sessionView(request.auth.userId) : null;
       reply.headers(PAGE_HEADERS);
       reply.type('text/html; charset=utf-8');
       const next = safeNextPath((request.query as { next?: string }).next) ?? DEFAULT_NEXT_PATH;
@@ -199,11 +236,14 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
     reply.type('text/javascript; charset=utf-8');
     return SIGNIN_SCRIPT;
   });
+}
 
+/** Email and password: sign-up and sign-in. */
+function passwordRoutes(app: FastifyInstance, service: SignInService, cookies: AuthCookies): void {
   app.post(
     '/api/auth/signup',
     {
-      preHandler: csrf,
+      preHandler: app.csrfProtection,
       schema: {
         operationId: 'signUp',
         tags: ['auth'],
@@ -214,35 +254,17 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
       },
     },
     async (request, reply) => {
-      const body = request.body as { email: string; password: string; name?: string };
-      await opts.limiter.signUp(request);
-      const verdict = passwordVerdict(body.password, body.email, body.name);
-      if (verdict) {
-        const { problem, ...why } = verdict;
-        const message = why.warning
-          ? `${PASSWORD_PROBLEM_MESSAGES[problem]} (${why.warning})`
-          : PASSWORD_PROBLEM_MESSAGES[problem];
-        throw new ApiError(400, 'PASSWORD_TOO_WEAK', message, {
-          details: { reason: problem, minLength: PASSWORD_MIN_CHARS, ...why },
-        });
-      }
-      const passwordHash = await hashPassword(body.password);
-      const input = body.name === undefined ? { email: body.email, passwordHash } : { ...body, passwordHash };
-      const user = await storage.createPasswordUser(input);
-      // A deliberate choice (api/README.md, "Sign-up and enumeration"): with no mail channel
-      // to send the outcome out of band, sign-up says so; the sign-up budgets per network and
-      // globally are what bound how many addresses a stranger can test this way.
-      if (!user) throw new ApiError(409, 'EMAIL_TAKEN', 'An account with this email already exists.');
-      await startSession(request, reply, user);
+      const granted = await service.signUp(request.body as Credentials, cookies.client(request));
+      cookies.grant(reply, granted);
       reply.code(201);
-      return { user: await sessionView(user.id) };
+      return { user: await service.sessionView(granted.user.id) };
     },
   );
 
   app.post(
     '/api/auth/signin/email_password',
     {
-      preHandler: csrf,
+      preHandler: app.csrfProtection,
       schema: {
         operationId: 'signInWithPassword',
         tags: ['auth'],
@@ -252,19 +274,16 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
       },
     },
     async (request, reply) => {
-      const body = request.body as { email: string; password: string };
-      const attempt = await opts.limiter.signIn(request, body.email);
-      const credential = await storage.findPasswordCredential(body.email);
-      // Unknown email and wrong password run the same Argon2 work and answer the same way.
-      const ok = await verifyPassword(body.password, credential?.passwordHash ?? (await dummyPasswordHash()));
-      const user = ok && credential ? await storage.getUser(credential.userId) : null;
-      if (!user) throw new ApiError(401, 'INVALID_CREDENTIALS', 'Wrong email or password.');
-      await attempt.succeeded(reply);
-      await startSession(request, reply, user);
-      return { user: await sessionView(user.id) };
+      const { email, password } = request.body as Credentials;
+      const granted = await service.signIn({ email, password }, cookies.client(request));
+      cookies.grant(reply, granted);
+      return { user: await service.sessionView(granted.user.id) };
     },
   );
+}
 
+/** The session, sign-out and the active workspace. */
+function sessionRoutes(app: FastifyInstance, service: SignInService, cookies: AuthCookies): void {
   app.get(
     '/api/auth/session',
     {
@@ -277,7 +296,7 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
     },
     async (request) => {
       if (!request.auth) return {};
-      const user = await sessionView(request.auth.userId);
+      const user = await service.sessionView(request.auth.userId);
       return user ? { user, expires: request.auth.expiresAt.toISOString() } : {};
     },
   );
@@ -285,7 +304,7 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
   app.post(
     '/api/auth/signout',
     {
-      preHandler: csrf,
+      preHandler: app.csrfProtection,
       schema: {
         operationId: 'signOut',
         tags: ['auth'],
@@ -298,8 +317,8 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
       },
     },
     async (request, reply) => {
-      if (request.auth) await storage.revokeSession(request.auth.tokenHash);
-      reply.clearCookie(cookieName, { path: '/', httpOnly: true, sameSite: 'lax', secure });
+      await service.signOut(request.auth?.tokenHash ?? null);
+      cookies.clearSession(reply);
       return { ok: true };
     },
   );
@@ -308,7 +327,7 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
     '/api/workspaces/active',
     {
       onRequest: requireSession,
-      preHandler: csrf,
+      preHandler: app.csrfProtection,
       schema: {
         operationId: 'setActiveWorkspace',
         tags: ['workspaces'],
@@ -326,13 +345,14 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
     async (request) => {
       const { workspaceId } = request.body as { workspaceId: string };
       const auth = request.auth!;
-      if (!(await storage.setActiveWorkspace(auth.userId, workspaceId))) {
-        throw new ApiError(403, 'FORBIDDEN', 'Not a member of that workspace.');
-      }
-      return { user: await sessionView(auth.userId), expires: auth.expiresAt.toISOString() };
+      await service.setActiveWorkspace(auth.userId, workspaceId);
+      return { user: await service.sessionView(auth.userId), expires: auth.expiresAt.toISOString() };
     },
   );
+}
 
+/** Google over OIDC: the redirect out, and the callback that signs in. */
+function googleRoutes(app: FastifyInstance, opts: AuthOptions, service: SignInService, cookies: AuthCookies): void {
   app.get(
     '/api/auth/signin/google',
     {
@@ -364,7 +384,7 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
         httpOnly: true,
         // Lax: the browser must send it on the provider's top-level redirect back to us.
         sameSite: 'lax',
-        secure,
+        secure: opts.secure,
         signed: true,
         maxAge: 600,
       });
@@ -396,28 +416,27 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
         request.log.warn({ err }, 'OIDC sign-in failed');
         throw new ApiError(401, 'OIDC_FAILED', 'The identity provider sign-in did not complete.');
       }
-      const user = await storage.upsertOidcUser({ provider: 'google', ...identity });
-      await startSession(request, reply, user);
+      cookies.grant(reply, await service.signInWith('google', identity, cookies.client(request)));
       return reply.redirect((pending.next !== undefined && safeNextPath(pending.next)) || '/api/auth/signin', 303);
     },
   );
+}
 
-  function readPending(request: FastifyRequest): PendingCookie | null {
-    const raw = request.cookies[OIDC_COOKIE];
-    if (!raw) return null;
-    const unsigned = request.unsignCookie(raw);
-    if (!unsigned.valid || unsigned.value === null) return null;
-    try {
-      const p = JSON.parse(unsigned.value) as PendingCookie;
-      return typeof p.state === 'string' &&
-        typeof p.nonce === 'string' &&
-        typeof p.codeVerifier === 'string' &&
-        (p.next === undefined || typeof p.next === 'string')
-        ? p
-        : null;
-    } catch {
-      return null;
-    }
+function readPending(request: FastifyRequest): PendingCookie | null {
+  const raw = request.cookies[OIDC_COOKIE];
+  if (!raw) return null;
+  const unsigned = request.unsignCookie(raw);
+  if (!unsigned.valid || unsigned.value === null) return null;
+  try {
+    const p = JSON.parse(unsigned.value) as PendingCookie;
+    return typeof p.state === 'string' &&
+      typeof p.nonce === 'string' &&
+      typeof p.codeVerifier === 'string' &&
+      (p.next === undefined || typeof p.next === 'string')
+      ? p
+      : null;
+  } catch {
+    return null;
   }
 }
 
@@ -431,10 +450,6 @@ function providers(opts: AuthOptions) {
     google: { id: 'google', type: 'oidc', enabled: opts.google !== undefined },
     email_password: { id: 'email_password', type: 'credentials', enabled: true },
   };
-}
-
-function publicUser(u: User) {
-  return { id: u.id, email: u.email, name: u.name, activeWorkspaceId: u.activeWorkspaceId };
 }
 
 const escapeHtml = (s: string) =>

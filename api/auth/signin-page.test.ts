@@ -54,7 +54,7 @@ describe('the sign-in page in Chromium', () => {
       await page.goto(`${base}/api/auth/signin`, { waitUntil: 'load' });
       const email = `browser-${randomBytes(4).toString('hex')}@example.com`;
       await page.type('input[name="email"]', email);
-      await page.type('input[name="password"]', 'correct horse battery staple');
+      await page.type('input[name="password"]', 'gravel piano hinge marmalade');
       await Promise.all([page.waitForNavigation({ waitUntil: 'load' }), page.click('button[value="signup"]')]);
       // Signed in, the person goes on to the page for people (the default `next`).
       expect(new URL(page.url()).pathname).toBe('/app');

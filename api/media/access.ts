@@ -26,7 +26,11 @@ declare module 'fastify' {
  * captions, own-media transcription): per client network, and per video across all networks.
  * Taken before the hash is computed; a correct password gives its attempt back, so viewers who
  * know it never use the budget up. The per-video ceiling means a botnet can hold a video shut
- * to strangers for a window; members, and viewers holding an unlock cookie, still get in.
+ * to strangers for a window; members, and viewers holding an unlock cookie, still get in: a
+ * live cookie opens the video with no check at all, and a browser whose cookie has passed its
+ * hour (kept for UNLOCK_REMEMBER_SEC, and only while the password is unchanged) proved the
+ * password before, so its checks count against a budget of its own per network, which
+ * strangers' guesses never touch (as the sign-in device cookie does for accounts).
  */
 export class ShareGuard {
   readonly #store: AttemptStore;
@@ -48,10 +52,16 @@ export class ShareGuard {
   /** True when `given` is the video's share password; 429 once the video's budget is spent. */
   async check(request: FastifyRequest, video: Video, given: string): Promise<boolean> {
     if (video.sharePasswordHash === null) return false;
-    const r = await takeAll(this.#store, [
-      [`share-net:${video.id}:${clientNetwork(request.ip)}`, this.#perNetwork],
-      [`share-video:${video.id}`, this.#perVideo],
-    ]);
+    const network = clientNetwork(request.ip);
+    const r = await takeAll(
+      this.#store,
+      unlockedBefore(request, video)
+        ? [[`share-known:${video.id}:${network}`, this.#perNetwork]]
+        : [
+            [`share-net:${video.id}:${network}`, this.#perNetwork],
+            [`share-video:${video.id}`, this.#perVideo],
+          ],
+    );
     if (!r.ok)
       throw limitedFor(r.retryAfterMs, this.#perNetwork.free, 'Too many share-password attempts on this video');
     const ok = await verifyPassword(given, video.sharePasswordHash);
@@ -60,8 +70,10 @@ export class ShareGuard {
   }
 }
 
-/** How long an unlock cookie lasts. */
+/** How long an unlock cookie opens the video. */
 export const UNLOCK_TTL_SEC = 3600;
+/** How long the browser keeps it: past its hour it still shows the password was known. */
+export const UNLOCK_REMEMBER_SEC = 30 * 86_400;
 
 export const shareCookieName = (videoId: string) => `share.${videoId}`;
 
@@ -136,15 +148,25 @@ function unlockValue(video: Video, expiresAtSec: number): string {
   return `${expiresAtSec}.${(video.sharePasswordHash ?? '').slice(-16)}`;
 }
 
-function unlockedByCookie(request: FastifyRequest, video: Video, now: Date): boolean {
+/** The open-until time of a genuine unlock cookie for the video's current password, else null. */
+function unlockCookie(request: FastifyRequest, video: Video): number | null {
   const raw = request.cookies[shareCookieName(video.id)];
-  if (!raw) return false;
+  if (!raw || raw.length > 200) return null;
   const { valid, value } = request.unsignCookie(raw);
-  if (!valid || value === null) return false;
+  if (!valid || value === null) return null;
   const expiresAtSec = Number(value.split('.')[0]);
-  return (
-    Number.isFinite(expiresAtSec) && expiresAtSec * 1000 > now.getTime() && value === unlockValue(video, expiresAtSec)
-  );
+  return Number.isFinite(expiresAtSec) && value === unlockValue(video, expiresAtSec) ? expiresAtSec : null;
+}
+
+function unlockedByCookie(request: FastifyRequest, video: Video, now: Date): boolean {
+  const expiresAtSec = unlockCookie(request, video);
+  return expiresAtSec !== null && expiresAtSec * 1000 > now.getTime();
+}
+
+/** This browser unlocked the video with its current password within UNLOCK_REMEMBER_SEC. */
+function unlockedBefore(request: FastifyRequest, video: Video, now = new Date()): boolean {
+  const expiresAtSec = unlockCookie(request, video);
+  return expiresAtSec !== null && (expiresAtSec - UNLOCK_TTL_SEC + UNLOCK_REMEMBER_SEC) * 1000 > now.getTime();
 }
 
 export function setUnlockCookie(reply: FastifyReply, video: Video, secure: boolean, now = new Date()): Date {
@@ -155,7 +177,7 @@ export function setUnlockCookie(reply: FastifyReply, video: Video, secure: boole
     sameSite: 'lax',
     secure,
     signed: true,
-    maxAge: UNLOCK_TTL_SEC,
+    maxAge: UNLOCK_REMEMBER_SEC,
   });
   return new Date(expiresAtSec * 1000);
 }

@@ -60,6 +60,9 @@ export function verboseJson(t: Transcript, o: AnswerOptions) {
   if (wantSegments) {
     body.segments = t.segments.map((s, id) => ({
       id,
+      // Python whisper's seek is the offset, in mel frames (100 a second), of the window the segment
+      // came from; our windows follow speech, not a 30 s grid, so it is the segment's own start.
+      seek: Math.round(s.start * 100),
       start: s.start,
       end: s.end,
       text: s.text,

@@ -86,6 +86,12 @@ describe('/v1 with OPENAI_COMPAT_TOKENS set (npm start, real engine)', () => {
 
   const uploadsLeft = async () => readdir(join(dataDir, 'v1-uploads'));
 
+  it('says at start-up that /v1 is on, and its bounds', async () => {
+    await expect
+      .poll(() => server.log.join(''))
+      .toMatch(/server: OpenAI-compatible \/v1 is on at http:\/\/127\.0\.0\.1:\d+\/v1 for 2 token\(s\)/);
+  });
+
   it('lists the model it serves and its alias; retrieves one; an unknown one is NotFoundError', async () => {
     const ids: string[] = [];
     for await (const m of client.models.list()) ids.push(m.id);

@@ -5,9 +5,17 @@
  *
  * It is a thin adapter over what the other routes use: the upload is streamed to a file under
  * DATA_DIR (the byte cap enforced as it arrives, the file removed on every path), the request is
- * a job on the same queue through the same Transcriber (the engine's duration cap, a disconnect
- * cancels it), admission and the app's per-network limiter apply, and each token has a budget of
- * its own from the same limiter. Errors leave in OpenAI's shape (./errors.ts).
+ * a job on the same queue (a disconnect cancels it), the app's per-network limiter applies, and
+ * each token has a request budget of its own from the same limiter. Errors leave in OpenAI's
+ * shape (./errors.ts), unknown `/v1` paths and wrong methods included.
+ *
+ * `/v1` is the operators' door and never costs anyone else their place: it does not use the
+ * signed-in and paid routes' admission pool. Each token may have `maxPerToken` requests open
+ * (429 past it) and `/v1` as a whole `maxPending` (503), counted from the first byte, so slow
+ * uploads hold only their own token's places; the body is read whole before any work slot is
+ * asked for, and the work then waits in the background lane (../work-lanes.ts) behind every
+ * signed-in and paid job. Each request's audio is bounded by `maxDurationSec`, as the paid
+ * route bounds its bytes.
  */
 
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
@@ -19,7 +27,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkPrompt, isEngineError } from '../../engine/index.ts';
 import type { Progress, Transcript } from '../../engine/types.ts';
-import type { Admission } from '../admission.ts';
+import { Admission } from '../admission.ts';
 import { ApiError } from '../errors.ts';
 import { limited, setHeaders } from '../ratelimit.ts';
 import { transcribeForClient } from '../transcribe-request.ts';
@@ -42,8 +50,13 @@ export interface OpenAIRoutesOptions {
   /** Requests per window per token (and per client network on these routes). */
   rateLimitMax: number;
   windowSec: number;
+  /** The background lane: waits while signed-in or paid work is in flight. */
   transcriber: Transcriber;
-  admission: Admission;
+  /** Requests open at once per token (429), and on /v1 in all (503), from the first byte to the answer. */
+  maxPerToken: number;
+  maxPending: number;
+  /** The longest audio one request may send (MEDIA_DURATION_EXCEEDED past it). */
+  maxDurationSec: number;
   /** The model the workers load (config.model); `whisper-1` is accepted as its alias. */
   model: string;
   maxSourceBytes: number;
@@ -150,24 +163,24 @@ function parseForm(fields: Map<string, string[]>, task: 'transcribe' | 'translat
 export async function openaiRoutes(app: FastifyInstance, opts: OpenAIRoutesOptions): Promise<void> {
   await mkdir(opts.uploadDir, { recursive: true, mode: 0o700 });
   await sweepStale(opts.uploadDir);
-  // Tokens are compared as SHA-256 digests: equal lengths for timingSafeEqual, and every token is
-  // compared on every request, so the time taken says nothing about which one came close.
-  const digests = opts.tokens.map((t) => createHash('sha256').update(t).digest());
-  const tokenId = (header: string | undefined): string | null => {
-    const m = /^Bearer ([\x21-\x7e]{1,512})$/.exec(header ?? '');
-    if (!m) return null;
-    const d = createHash('sha256').update(m[1]!).digest();
-    let match = false;
-    for (const known of digests) match = timingSafeEqual(d, known) || match;
-    // The limiter's key: a digest prefix, never the token (Redis and logs never hold it).
-    return match ? d.subarray(0, 12).toString('base64url') : null;
-  };
+  const tokenId = tokenMatcher(opts.tokens);
+  // Requests open on /v1, per token and in all: a pool of its own, never the other routes'.
+  const open = new Admission({ maxPending: opts.maxPending, retryAfterSec: 5 });
 
   await app.register(async (v1) => {
     await v1.register(multipart, {
       limits: { fileSize: opts.maxSourceBytes, files: 1, fields: 16, fieldSize: 16 * 1024, parts: 17 },
     });
     v1.setErrorHandler((err, request, reply) => {
+      if (clientGone(request)) {
+        // The client stopped sending (a slow upload cut off by the request timeout, a closed
+        // connection): nobody is there to answer, and nothing on our side failed.
+        request.log.info(
+          { err: { type: (err as Error)?.name, code: (err as { code?: string })?.code } },
+          'v1 client gone',
+        );
+        return reply.code(408).send();
+      }
       const mapped = toOpenAIError(err);
       if (mapped.internal) request.log.error({ err: { type: (err as Error)?.name } }, 'v1 request failed');
       if (mapped.headers) reply.headers(mapped.headers);
@@ -193,32 +206,113 @@ export async function openaiRoutes(app: FastifyInstance, opts: OpenAIRoutesOptio
     });
 
     const routeConfig = { rateLimitMax: opts.rateLimitMax, rateLimitPolicy: 'openai' };
-    const started = Math.floor(Date.now() / 1000);
-    const modelEntry = (id: string) => ({ id, object: 'model', created: started, owned_by: 'transcribe-engine' });
-    v1.get('/v1/models', { config: routeConfig, schema: { hide: true } }, async () => ({
-      object: 'list',
-      data: [modelEntry(opts.model), modelEntry(MODEL_ALIAS)],
-    }));
-    v1.get<{ Params: { id: string } }>(
-      '/v1/models/:id',
-      { config: routeConfig, schema: { hide: true } },
-      async (request) => {
-        const { id } = request.params;
-        if (id !== opts.model && id !== MODEL_ALIAS) {
-          throw new ApiError(404, 'MODEL_NOT_SERVED', `The model ${JSON.stringify(id)} is not served here.`, {
-            details: { param: 'model' },
-          });
-        }
-        return modelEntry(id);
-      },
-    );
+    modelRoutes(v1, opts.model, routeConfig);
     for (const task of ['transcribe', 'translate'] as const) {
-      const url = task === 'transcribe' ? '/v1/audio/transcriptions' : '/v1/audio/translations';
-      v1.post(url, { config: routeConfig, schema: { hide: true } }, (request, reply) =>
-        handleAudio(request, reply, task, opts),
+      v1.post(AUDIO_ROUTES[task], { config: routeConfig, schema: { hide: true } }, (request, reply) =>
+        handleAudio(request, reply, task, opts, open),
       );
     }
+    // Anything else under /v1 answers in OpenAI's shape too: 405 with Allow for a known path, else 404.
+    v1.all('/v1/*', { config: routeConfig, schema: { hide: true } }, async (request) => {
+      const path = request.url.split('?')[0]!;
+      const allow = allowedMethods(path);
+      if (allow !== null) {
+        throw new ApiError(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed here; use ${allow}.`, {
+          headers: { allow },
+        });
+      }
+      throw new ApiError(404, 'NOT_FOUND', `No /v1 route ${JSON.stringify(path)} here.`);
+    });
   });
+}
+
+const AUDIO_ROUTES = { transcribe: '/v1/audio/transcriptions', translate: '/v1/audio/translations' } as const;
+
+/** The methods a known /v1 path answers, or null for an unknown path. */
+function allowedMethods(path: string): string | null {
+  if (path === AUDIO_ROUTES.transcribe || path === AUDIO_ROUTES.translate) return 'POST';
+  if (path === '/v1/models' || /^\/v1\/models\/[^/]+$/.test(path)) return 'GET, HEAD';
+  return null;
+}
+
+/**
+ * Tokens are compared as SHA-256 digests: equal lengths for timingSafeEqual, and every token is
+ * compared on every request, so the time taken says nothing about which one came close. Returns
+ * the limiter's key for a known token (a digest prefix, never the token: Redis and logs never
+ * hold it), else null.
+ */
+function tokenMatcher(tokens: readonly string[]): (header: string | undefined) => string | null {
+  const digests = tokens.map((t) => createHash('sha256').update(t).digest());
+  return (header) => {
+    const m = /^Bearer ([\x21-\x7e]{1,512})$/.exec(header ?? '');
+    if (!m) return null;
+    const d = createHash('sha256').update(m[1]!).digest();
+    let match = false;
+    for (const known of digests) match = timingSafeEqual(d, known) || match;
+    return match ? d.subarray(0, 12).toString('base64url') : null;
+  };
+}
+
+function modelRoutes(v1: FastifyInstance, model: string, config: Record<string, unknown>): void {
+  const started = Math.floor(Date.now() / 1000);
+  const modelEntry = (id: string) => ({ id, object: 'model', created: started, owned_by: 'transcribe-engine' });
+  v1.get('/v1/models', { config, schema: { hide: true } }, async () => ({
+    object: 'list',
+    data: [modelEntry(model), modelEntry(MODEL_ALIAS)],
+  }));
+  v1.get<{ Params: { id: string } }>('/v1/models/:id', { config, schema: { hide: true } }, async (request) => {
+    const { id } = request.params;
+    if (id !== model && id !== MODEL_ALIAS) {
+      throw new ApiError(404, 'MODEL_NOT_SERVED', `The model ${JSON.stringify(id)} is not served here.`, {
+        details: { param: 'model' },
+      });
+    }
+    return modelEntry(id);
+  });
+}
+
+/**
+ * The client is no longer there to read an answer: its connection closed (a slow upload cut off by
+ * the request timeout, a client gone). The socket, not the request: a request stream read to its
+ * end is destroyed as well, with its client still waiting for the answer.
+ */
+function clientGone(request: FastifyRequest): boolean {
+  return request.raw.socket?.destroyed === true;
+}
+
+/** A form field's text: valid UTF-8 (the decoder marks bad bytes with U+FFFD) and no control characters. */
+function checkFieldText(name: string, value: string): void {
+  if (value.includes('\uFFFD') || !value.isWellFormed()) throw badRequest(`${name} is not valid UTF-8.`, name);
+  // The prompt may span lines (tab, LF, CR); nothing else may hold a control character.
+  const controls = name === 'prompt' ? /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/ : /[\u0000-\u001f\u007f]/;
+  if (controls.test(value)) throw badRequest(`${name} holds a control character.`, name);
+}
+
+/** Reads the multipart body whole: the file spooled to `path`, the fields checked and collected. */
+async function readForm(request: FastifyRequest, path: string, onSpool: () => void): Promise<Map<string, string[]>> {
+  const fields = new Map<string, string[]>();
+  let spooled = false;
+  for await (const part of request.parts()) {
+    if (part.type === 'file') {
+      if (part.fieldname !== 'file' || spooled) {
+        part.file.resume();
+        throw badRequest('One file, in the field named file.', 'file');
+      }
+      spooled = true;
+      onSpool();
+      await pipeline(part.file, createWriteStream(path, { flags: 'wx', mode: 0o600 }));
+    } else {
+      checkFieldText('field name', part.fieldname);
+      if (part.valueTruncated) throw badRequest(`${part.fieldname} is too long.`, part.fieldname);
+      const value = String(part.value);
+      checkFieldText(part.fieldname, value);
+      const list = fields.get(part.fieldname) ?? [];
+      list.push(value);
+      fields.set(part.fieldname, list);
+    }
+  }
+  if (!spooled) throw badRequest('file is required.', 'file');
+  return fields;
 }
 
 async function handleAudio(
@@ -226,10 +320,11 @@ async function handleAudio(
   reply: FastifyReply,
   task: 'transcribe' | 'translate',
   opts: OpenAIRoutesOptions,
+  open: Admission,
 ): Promise<unknown> {
   if (!request.isMultipart()) throw badRequest('The body is multipart/form-data with a file field.', 'file');
-  // Before the upload is read: a busy service refuses without taking the bytes.
-  const leave = opts.admission.enter([]);
+  // This token's places from the first byte: its slow uploads hold nothing anyone else needs.
+  const leave = open.enter([{ key: `token:${(request as Authed)[TOKEN]}`, max: opts.maxPerToken }]);
   const path = join(opts.uploadDir, randomUUID());
   let spooled = false;
   // Run before the answer leaves, so a client that has its answer finds nothing of its upload left.
@@ -242,23 +337,9 @@ async function handleAudio(
     return released;
   };
   try {
-    const fields = new Map<string, string[]>();
-    for await (const part of request.parts()) {
-      if (part.type === 'file') {
-        if (part.fieldname !== 'file' || spooled) {
-          part.file.resume();
-          throw badRequest('One file, in the field named file.', 'file');
-        }
-        spooled = true;
-        await pipeline(part.file, createWriteStream(path, { flags: 'wx', mode: 0o600 }));
-      } else {
-        if (part.valueTruncated) throw badRequest(`${part.fieldname} is too long.`, part.fieldname);
-        const list = fields.get(part.fieldname) ?? [];
-        list.push(String(part.value));
-        fields.set(part.fieldname, list);
-      }
-    }
-    if (!spooled) throw badRequest('file is required.', 'file');
+    const fields = await readForm(request, path, () => {
+      spooled = true;
+    });
     const form = parseForm(fields, task, opts.model);
     const req: TranscribeRequest = {
       sourceUrl: path,
@@ -267,6 +348,7 @@ async function handleAudio(
       policy: { mode: 'allowlist', hostSuffixes: [] },
       wordTimestamps: true,
       maxBytes: opts.maxSourceBytes,
+      maxDurationSec: opts.maxDurationSec,
       temperature: form.temperature,
       segmentStats: form.format === 'verbose_json',
     };
@@ -274,6 +356,7 @@ async function handleAudio(
     if (form.language !== undefined) req.language = form.language;
     if (form.prompt !== undefined) req.initialPrompt = form.prompt;
 
+    // The body is in: only now does the request ask for work, in the background lane.
     if (form.stream) {
       await streamTranscription(request, reply, opts.transcriber, req, release);
       return reply;
@@ -303,7 +386,7 @@ async function streamTranscription(
   reply: FastifyReply,
   transcriber: Transcriber,
   req: TranscribeRequest,
-  /** Frees the upload and the admission slot; run before the last event is written. */
+  /** Frees the upload and the token's place; run before the last event is written. */
   release: () => Promise<void>,
 ): Promise<void> {
   const res = reply.raw;

@@ -111,6 +111,46 @@ describe('the share-password budget', () => {
     expect((await alice.request({ url: `/api/videos/${v.id}/captions?format=vtt` })).statusCode).toBe(404);
   });
 
+  it('attack: networks that close a video to strangers do not close it to a viewer who unlocked before', async () => {
+    const v = await lockedVideo();
+    const viewer = await routes(v.id, PASSWORD, '10.73.0.1')[0]!();
+    expect(viewer.statusCode).toBe(200);
+    const cookie = viewer.cookies.find((c) => c.name === `share.${v.id}`)!;
+    // The browser keeps it past its hour of access.
+    expect(cookie.maxAge).toBeGreaterThan(3600);
+    // Seven networks spend the video's ceiling: strangers, right password or not, wait.
+    for (let i = 0; i < 7; i++) await routes(v.id, 'wrong guess', `10.73.${i + 1}.1`)[2]!();
+    expect((await routes(v.id, PASSWORD, '10.73.20.1')[0]!()).statusCode).toBe(429);
+    // The viewer's live cookie still opens the captions (no password asked).
+    const headers = { cookie: `${cookie.name}=${cookie.value}` };
+    const live = await t.app.inject({
+      url: `/api/videos/${v.id}/captions?format=vtt`,
+      headers,
+      remoteAddress: '10.73.0.1',
+    });
+    expect(live.statusCode).toBe(404); // past the gate: no captions stored
+    // Its hour over, the same browser unlocks again with the password: its own budget, not the video's.
+    const value = (t.app.unsignCookie(cookie.value).value ?? '').split('.');
+    const stale = t.app.signCookie(`${Math.floor(Date.now() / 1000) - 60}.${value[1]}`);
+    const again = await t.app.inject({
+      method: 'POST',
+      url: `/api/videos/${v.id}/unlock`,
+      payload: { password: PASSWORD },
+      headers: { cookie: `${cookie.name}=${stale}` },
+      remoteAddress: '10.73.0.1',
+    });
+    expect(again.statusCode, again.body).toBe(200);
+    // A cookie made up by a stranger (unsigned) earns nothing.
+    const forged = await t.app.inject({
+      method: 'POST',
+      url: `/api/videos/${v.id}/unlock`,
+      payload: { password: PASSWORD },
+      headers: { cookie: `${cookie.name}=${Math.floor(Date.now() / 1000) - 60}.${value[1]}` },
+      remoteAddress: '10.73.21.1',
+    });
+    expect(forged.statusCode).toBe(429);
+  });
+
   it('refuses a new share password shorter than the minimum', async () => {
     const v = await lockedVideo();
     const res = await alice.request({

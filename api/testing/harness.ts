@@ -126,7 +126,10 @@ export class Client {
   }
 
   /** Signs up (and so signs in) a password account; returns its user as the session view shows it. */
-  async signUp(email: string, password = 'correct horse battery'): Promise<{ id: string; activeWorkspaceId: string }> {
+  async signUp(
+    email: string,
+    password = 'gravel piano hinge marmalade',
+  ): Promise<{ id: string; activeWorkspaceId: string }> {
     const res = await this.request({
       method: 'POST',
       url: '/api/auth/signup',
