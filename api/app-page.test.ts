@@ -1,7 +1,7 @@
 /**
  * The /app page in a real browser: Debian's Chromium, headless, driven by puppeteer-core.
  * Signed in by the session cookie, it uploads a real recording through the page (tus-js-client
- * in the browser), waits for the REAL engine's captions (`synthetic-tiny`), plays the video with
+ * in the browser), waits for the REAL engine's captions (`synthetic-micro`), plays the video with
  * the inline caption track and reads the cues back through `textTracks`; they must equal the
  * WebVTT the API serves. The page's CSP must hold with no violation. A screenshot is saved to
  * .test-output/app-page/.
@@ -72,7 +72,7 @@ describe('the /app page in headless Chromium', () => {
     recordingPath = await makeRecording(dir, await jfkSample('wav'));
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    transcriber = await createServiceTranscriber({ model: 'synthetic-tiny', maxDurationSec: 600, threads: 2 });
+    transcriber = await createServiceTranscriber({ model: 'synthetic-micro', maxDurationSec: 600, threads: 2 });
     storage = await memoryStorage();
     t = await startTestApp(testConfig({ DATA_DIR: join(dir, 'data'), PUBLIC_URL: base }), { storage, transcriber });
     await t.app.listen({ port, host: '127.0.0.1' });

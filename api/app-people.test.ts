@@ -1,6 +1,6 @@
 /**
  * The pages for people in Chromium, against the service started as `npm start` starts it
- * (MODEL=synthetic-tiny, a free PORT, the printed address), with Chromium's fake media devices:
+ * (MODEL=synthetic-micro, a free PORT, the printed address), with Chromium's fake media devices:
  * the fake screen, and the JFK recording (from whisper.cpp's samples, made a WAV by ffmpeg) as
  * the microphone, so the real engine has speech to caption.
  * - a guest records 5 s: chunks go up while recording; "Upload complete", then captions ready;
@@ -88,7 +88,7 @@ describe('record, watch and read along in Chromium', () => {
     const media = await makeMedia(dir);
     server = await startServerProcess({
       PORT: String(await freePort()),
-      MODEL: 'synthetic-tiny',
+      MODEL: 'synthetic-micro',
       DATA_DIR: join(dir, 'data'),
       // Every page here is one client address to the service, whose page files, media ranges and polls
       // all count against one network budget (120 a minute), which these pages can spend within a
@@ -233,7 +233,7 @@ describe('record, watch and read along in Chromium', () => {
           text: e.textContent ?? '',
         })),
       );
-      // synthetic-tiny's weights are random: how many words it says is not known, only that it says some.
+      // synthetic-micro's weights are random: how many words it says is not known, only that it says some.
       expect(words.length).toBeGreaterThan(0);
       // The words and their times are the engine's, as the transcript route serves them (not the cues split by characters).
       expect(await page.$eval('body', (b) => b.dataset.wordTimes)).toBe('engine');

@@ -1,5 +1,5 @@
 /**
- * End to end through the REAL engine (whisper.cpp addon, ffmpeg, the `synthetic-tiny`
+ * End to end through the REAL engine (whisper.cpp addon, ffmpeg, the `synthetic-micro`
  * model): media comes from a real TLS origin on loopback serving the JFK sample, fetched by
  * the engine's SafeFetcher trusting a test CA (test-only options, passed through deps).
  * Walks the signed-in flow and the paid flow; the synthetic model's text is meaningless,
@@ -69,7 +69,12 @@ describe('end to end with the real engine', () => {
     // TEST-ONLY fetcher: trusts the test CA, resolves the media host to loopback.
     fetcher = loopbackMediaFetcher(pki.ca, MEDIA_HOST);
     // The service's own transcriber: the in-process job queue and its worker, the real engine.
-    transcriber = await createServiceTranscriber({ model: 'synthetic-tiny', maxDurationSec: 600, fetcher, threads: 2 });
+    transcriber = await createServiceTranscriber({
+      model: 'synthetic-micro',
+      maxDurationSec: 600,
+      fetcher,
+      threads: 2,
+    });
     storage = await memoryStorage();
     facilitator = await new LocalFacilitator().start();
     t = await startTestApp(
@@ -100,7 +105,7 @@ describe('end to end with the real engine', () => {
     expect(body.language).toMatch(/^[a-z]{2}$/);
     expect(body.duration).toBeGreaterThan(10.5);
     expect(body.duration).toBeLessThan(11.5);
-    // synthetic-tiny always emits text on jfk (models/synthetic.test.ts): no segments means a lost result.
+    // synthetic-micro always emits text on jfk (models/synthetic.test.ts): no segments means a lost result.
     const segments = body.segments as Array<{
       start: number;
       end: number;

@@ -1,6 +1,6 @@
 /**
  * The `transcribe` command as a user runs it: a real child process over real media,
- * the real addon and the synthetic-tiny model, output checked by a real WebVTT parser.
+ * the real addon and the synthetic models, output checked by a real WebVTT parser.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -44,7 +44,9 @@ let dir: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'cli-test-'));
-  await resolveModel('synthetic-tiny'); // generate once, before the children race for it
+  // Generated once, before the children race for them: synthetic-micro for what checks the command's
+  // plumbing, synthetic-tiny where batching and its self-check are the point.
+  await Promise.all([resolveModel('synthetic-tiny'), resolveModel('synthetic-micro')]);
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -81,7 +83,7 @@ describe('transcribe CLI', () => {
   }, 300_000);
 
   it('prints a WebVTT document a real parser accepts', async () => {
-    const r = await transcribe([JFK.mp3, '--model', 'synthetic-tiny', '--format', 'vtt']);
+    const r = await transcribe([JFK.mp3, '--model', 'synthetic-micro', '--format', 'vtt']);
     expect(r.stderr).toBe(''); // no progress bar on a pipe
     expect(r.code).toBe(0);
     const parsed = new WebVTTParser().parse(r.stdout, 'metadata');
@@ -94,7 +96,7 @@ describe('transcribe CLI', () => {
   });
 
   it('--format json gives segments with words, within the audio', async () => {
-    const r = await transcribe([JFK.wav, '--model', 'synthetic-tiny', '--format', 'json']);
+    const r = await transcribe([JFK.wav, '--model', 'synthetic-micro', '--format', 'json']);
     expect(r.code).toBe(0);
     const t = JSON.parse(r.stdout);
     expect(t.duration).toBeCloseTo(11, 0);
@@ -114,7 +116,7 @@ describe('transcribe CLI', () => {
 
   it('--out writes the file atomically and --no-word-timestamps drops words', async () => {
     const out = join(dir, 'jfk.json');
-    const r = await transcribe([JFK.flac, '--model', 'synthetic-tiny', '--no-word-timestamps', '--out', out]);
+    const r = await transcribe([JFK.flac, '--model', 'synthetic-micro', '--no-word-timestamps', '--out', out]);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('');
     const t = JSON.parse(await readFile(out, 'utf8'));
@@ -127,7 +129,7 @@ describe('transcribe CLI', () => {
     const r = await transcribe([
       JFK.wav,
       '--model',
-      'synthetic-tiny',
+      'synthetic-micro',
       '--format',
       'vtt',
       '--vad-model',
@@ -140,7 +142,7 @@ describe('transcribe CLI', () => {
   });
 
   it('a missing --vad-model file is MODEL_LOAD_FAILED', async () => {
-    const missing = await transcribe([JFK.wav, '--model', 'synthetic-tiny', '--vad-model', join(dir, 'no.bin')]);
+    const missing = await transcribe([JFK.wav, '--model', 'synthetic-micro', '--vad-model', join(dir, 'no.bin')]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/^error: MODEL_LOAD_FAILED /m);
   });
@@ -149,7 +151,7 @@ describe('transcribe CLI', () => {
     it('a corrupt file → DECODE_FAILED', async () => {
       const file = join(dir, 'corrupt.mp3');
       await writeFile(file, Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) % 251)));
-      const r = await transcribe([file, '--model', 'synthetic-tiny']);
+      const r = await transcribe([file, '--model', 'synthetic-micro']);
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/^error: DECODE_FAILED /m);
       expect(r.stdout).toBe('');
@@ -158,7 +160,7 @@ describe('transcribe CLI', () => {
     it('an empty file → EMPTY_MEDIA', async () => {
       const file = join(dir, 'empty.wav');
       await writeFile(file, '');
-      const r = await transcribe([file, '--model', 'synthetic-tiny']);
+      const r = await transcribe([file, '--model', 'synthetic-micro']);
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/^error: EMPTY_MEDIA /m);
     });
@@ -166,13 +168,13 @@ describe('transcribe CLI', () => {
     it('a video without audio → NO_AUDIO_STREAM', async () => {
       const file = join(dir, 'silent-video.mp4');
       await ffmpeg(['-f', 'lavfi', '-i', 'testsrc=size=64x64:rate=10', '-t', '2', '-an', '-c:v', 'mpeg4', file]);
-      const r = await transcribe([file, '--model', 'synthetic-tiny']);
+      const r = await transcribe([file, '--model', 'synthetic-micro']);
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/^error: NO_AUDIO_STREAM /m);
     });
 
     it('a missing file → SOURCE_NOT_FOUND; an unknown flag → usage error, exit 2', async () => {
-      const missing = await transcribe([join(dir, 'nope.wav'), '--model', 'synthetic-tiny']);
+      const missing = await transcribe([join(dir, 'nope.wav'), '--model', 'synthetic-micro']);
       expect(missing.code).toBe(1);
       expect(missing.stderr).toMatch(/^error: SOURCE_NOT_FOUND /m);
       const usage = await transcribe([JFK.wav, '--format', 'docx']);
@@ -239,7 +241,7 @@ describe('transcribe CLI', () => {
     ];
     for (const [host, code] of hosts) {
       it(`https://${host}/a.mp3 → ${code}`, async () => {
-        const r = await transcribe([`https://${host}/a.mp3`, '--model', 'synthetic-tiny'], 60_000);
+        const r = await transcribe([`https://${host}/a.mp3`, '--model', 'synthetic-micro'], 60_000);
         expect(r.code).toBe(1);
         expect(r.stderr).toMatch(new RegExp(`^error: ${code} `, 'm'));
       });
@@ -247,16 +249,16 @@ describe('transcribe CLI', () => {
 
     it('https://127.0.0.1:PORT (a listener there) → SOURCE_PORT_NOT_ALLOWED, no connection', async () => {
       const before = connections;
-      const r = await transcribe([`https://127.0.0.1:${port}/a.mp3`, '--model', 'synthetic-tiny'], 60_000);
+      const r = await transcribe([`https://127.0.0.1:${port}/a.mp3`, '--model', 'synthetic-micro'], 60_000);
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/^error: SOURCE_PORT_NOT_ALLOWED /m);
       expect(connections).toBe(before);
     });
 
     it('http:// → SOURCE_SCHEME_NOT_ALLOWED; userinfo → SOURCE_URL_INVALID', async () => {
-      const http = await transcribe([`http://127.0.0.1:${port}/a.mp3`, '--model', 'synthetic-tiny'], 60_000);
+      const http = await transcribe([`http://127.0.0.1:${port}/a.mp3`, '--model', 'synthetic-micro'], 60_000);
       expect(http.stderr).toMatch(/^error: SOURCE_SCHEME_NOT_ALLOWED /m);
-      const user = await transcribe([`https://user:pw@127.0.0.1:${port}/a.mp3`, '--model', 'synthetic-tiny'], 60_000);
+      const user = await transcribe([`https://user:pw@127.0.0.1:${port}/a.mp3`, '--model', 'synthetic-micro'], 60_000);
       expect(user.stderr).toMatch(/^error: SOURCE_URL_INVALID /m);
       expect(connections).toBe(0);
     });

@@ -35,7 +35,7 @@ beforeAll(async () => {
   });
   // Test-only: trust the test CA and admit 127.0.0.0/8 (never reachable from configuration).
   fetcher = new SafeFetcher({ ca: pki.ca, dangerouslyAllowLoopback: true, allowedPorts: 'any' });
-  const model = await resolveModel('synthetic-tiny');
+  const model = await resolveModel('synthetic-micro');
   engine = await createEngine({ modelPath: model.path, threads: 1, concurrency: 2, fetcher });
 });
 
@@ -93,7 +93,7 @@ describe('createEngine().transcribe', () => {
 
   it('refuses a host outside the allow-list before connecting', async () => {
     const allowOnly = await createEngine({
-      modelPath: (await resolveModel('synthetic-tiny')).path,
+      modelPath: (await resolveModel('synthetic-micro')).path,
       fetcher,
       sourcePolicy: { mode: 'allowlist', hostSuffixes: ['cdn.example.com'] },
     });
@@ -144,7 +144,7 @@ describe('createEngine().transcribe', () => {
   });
 
   it('without VAD streams 30 s windows, silence included: the model never holds more than a window', async () => {
-    const modelPath = (await resolveModel('synthetic-tiny')).path;
+    const modelPath = (await resolveModel('synthetic-micro')).path;
     const noVad = await createEngine({ modelPath, threads: 1, concurrency: 1, vad: false });
     // 70 s: the JFK sample looped. A spy on the real model: the windows it is handed are the observable.
     const seen: number[] = [];

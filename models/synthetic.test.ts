@@ -280,21 +280,24 @@ describe('generated synthetic-tiny', () => {
   });
 
   it('is deterministic: same seed gives the same bytes, another seed different ones', async () => {
-    const again = await writeSyntheticModel('synthetic-tiny', join(dir, 'tiny-seed0-again.bin'), { seed: 0 });
-    const other = await writeSyntheticModel('synthetic-tiny', join(dir, 'tiny-seed1.bin'), { seed: 1 });
-    expect(again.sha256).toBe(sha256(tiny));
+    // On synthetic-micro (the same generator, a fifth of the bytes): seed 0 gives its pinned sum again.
+    const pinned = findModel('synthetic-micro');
+    const again = await writeSyntheticModel('synthetic-micro', join(dir, 'micro-seed0-again.bin'), { seed: 0 });
+    const other = await writeSyntheticModel('synthetic-micro', join(dir, 'micro-seed1.bin'), { seed: 1 });
+    expect(pinned?.kind === 'synthetic' && pinned.sha256Seed0).toBe(again.sha256);
     expect(other.sha256).not.toBe(again.sha256);
     expect(other.bytes).toBe(again.bytes);
     // Only the random tensors change: the header is the model's, not the seed's.
-    const { headerEnd } = parseModel(tiny);
+    const seed0 = await readFile(again.path);
+    const { headerEnd } = parseModel(seed0);
     const otherBuf = await readFile(other.path);
-    expect(otherBuf.subarray(0, headerEnd).equals(tiny.subarray(0, headerEnd))).toBe(true);
+    expect(otherBuf.subarray(0, headerEnd).equals(seed0.subarray(0, headerEnd))).toBe(true);
     // The hand-written f16 converter (Node 22 has no Float16Array) writes the very same file.
-    const fb = await writeSyntheticModel('synthetic-tiny', join(dir, 'tiny-fallback.bin'), {
+    const fb = await writeSyntheticModel('synthetic-micro', join(dir, 'micro-fallback.bin'), {
       seed: 0,
       forceF16Fallback: true,
     });
-    expect(fb.sha256).toBe(sha256(tiny));
+    expect(fb.sha256).toBe(again.sha256);
     await Promise.all([again, other, fb].map((r) => rm(r.path)));
   });
 
@@ -333,6 +336,24 @@ describe('generation errors', () => {
     await rm(path);
   });
 
+  it('synthetic-micro matches its pinned sum and loads in whisper-cli as a 96-wide tiny', async () => {
+    const path = join(dir, 'micro.bin');
+    const made = await writeSyntheticModel('synthetic-micro', path);
+    expect(findModel('synthetic-micro')).toMatchObject({ bytes: made.bytes, sha256Seed0: made.sha256 });
+    // The plumbing tests that use it (api/, workers/) count on it saying something on the JFK sample.
+    const out = join(dir, 'cli-micro');
+    const { stderr } = await run(
+      whisperCli(),
+      ['-m', path, '-f', await jfkSample('wav'), '-t', '2', '-bs', '1', '-bo', '1', '-nf', '-ojf', '-of', out],
+      { timeout: 120_000 },
+    );
+    expect(stderr).toContain('type          = 1 (tiny)');
+    expect(stderr).toContain('n_audio_state = 96');
+    const json = JSON.parse(await readFile(`${out}.json`, 'utf8')) as { transcription: Array<{ tokens: unknown[] }> };
+    expect(json.transcription.flatMap((s) => s.tokens).length).toBeGreaterThan(0);
+    await rm(path);
+  });
+
   it('abort mid-way throws ABORTED and leaves neither the model nor a temp file', async () => {
     const sub = await mkdtemp(join(dir, 'abort-'));
     const ac = new AbortController();
@@ -358,6 +379,7 @@ describe('generation errors', () => {
     });
     await expect(planSyntheticModel('tiny' as never)).rejects.toMatchObject({ code: 'MODEL_UNKNOWN' });
     expect(MANIFEST.filter((e) => e.kind === 'synthetic').map((e) => e.name)).toEqual([
+      'synthetic-micro',
       'synthetic-tiny',
       'synthetic-base',
       'synthetic-large-v3',

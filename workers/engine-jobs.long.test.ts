@@ -5,7 +5,7 @@ import { jfkSample } from '../test-support/media.ts';
 import { crashRounds } from './testing/real-crash.ts';
 import { assertRedisReachable } from './testing/redis.ts';
 
-const MODEL = 'synthetic-tiny';
+const MODEL = 'synthetic-micro';
 
 beforeAll(async () => {
   await assertRedisReachable();

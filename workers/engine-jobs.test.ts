@@ -1,5 +1,5 @@
 /**
- * The queue over real transcription: whisper.cpp through the addon with the `synthetic-tiny` model
+ * The queue over real transcription: whisper.cpp through the addon with the `synthetic-micro` model
  * (random weights of the real tiny shape — the text is meaningless, the work is real), real ffmpeg,
  * real Redis. Three things the stand-in tests cannot show:
  * - a conformance case on both backends: a real file through the engine processor, a permanent
@@ -29,7 +29,7 @@ import type { WorkerRuntime } from './worker.ts';
 
 const REPO = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const BATCH_BIN = join(REPO, 'cli/bin/transcribe-batch.js');
-const MODEL = 'synthetic-tiny';
+const MODEL = 'synthetic-micro';
 
 let jfk = '';
 let scratch = '';
@@ -62,7 +62,7 @@ describe.each([
       const transcript = await queue.wait('jfk');
       expect(transcript.duration).toBeCloseTo(11, 0);
       expect(transcript.language).toBe('en');
-      // synthetic-tiny always emits text on jfk: an empty list would be a lost result, not silence.
+      // synthetic-micro always emits text on jfk: an empty list would be a lost result, not silence.
       expect(transcript.segments.length).toBeGreaterThan(0);
       const words = transcript.segments.flatMap((s) => s.words ?? []);
       expect(words.length).toBeGreaterThan(0);

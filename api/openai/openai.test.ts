@@ -1,7 +1,7 @@
 /**
  * The operators' /v1 surface with the official `openai` npm client against the service as
  * `npm start` runs it (`node api/server.ts` in a child process: PGlite, the in-process queue, the
- * real engine with `synthetic-tiny`, real ffmpeg on whisper.cpp's JFK sample). The synthetic
+ * real engine with `synthetic-micro`, real ffmpeg on whisper.cpp's JFK sample). The synthetic
  * model's words mean nothing: the tests check shapes, times and what the client makes of them.
  * The disconnect test runs the app in-process with the harness's STAND-IN transcriber, to see the
  * abort arrive.
@@ -24,7 +24,7 @@ import { StandInTranscriber, startTestApp, type TestApp, testConfig } from '../t
 const srtValidator = ((srtModule as { default?: unknown }).default ?? srtModule) as unknown as (s: string) => unknown[];
 const ROOT = resolve(import.meta.dirname, '../..');
 
-const MODEL = 'synthetic-tiny';
+const MODEL = 'synthetic-micro';
 
 /** Starts `node api/server.ts` with `env` on a free port; resolves with its base URL once it listens. */
 async function startServer(env: Record<string, string>): Promise<{ url: string; child: ChildProcess; log: string[] }> {

@@ -1,7 +1,7 @@
 /**
  * The operators' `/v1` under attack, in-process (the STAND-IN transcriber unless said): slow
  * uploads hold only their own token's places and never a signed-in caller's (issue 30, item 3);
- * a long silent FLAC is refused by the per-request duration bound (real engine, synthetic-tiny);
+ * a long silent FLAC is refused by the per-request duration bound (real engine, synthetic-micro);
  * form fields get the control-character and UTF-8 checks; unknown paths and wrong methods answer
  * in OpenAI's shape; a slow upload cut off by the server's clock is not an error in the logs.
  */
@@ -88,7 +88,7 @@ describe('/v1 bounds (stand-in transcriber)', () => {
       testConfig({
         OPENAI_COMPAT_TOKENS: TOKENS,
         OPENAI_COMPAT_MAX_PER_TOKEN: '2',
-        MODEL: 'synthetic-tiny',
+        MODEL: 'synthetic-micro',
         // One slot for signed-in and paid work: any slot /v1 took from it would be a 503 here.
         TRANSCRIBE_MAX_PENDING: '1',
         RATE_LIMIT_MAX: '10000',
@@ -227,14 +227,14 @@ describe('/v1 slow upload cut off by the request timeout', () => {
   });
 });
 
-describe('/v1 duration bound (real engine, synthetic-tiny)', () => {
+describe('/v1 duration bound (real engine, synthetic-micro)', () => {
   let dir: string;
   let t: TestApp;
   let engine: Transcriber;
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'v1-bounds-'));
-    engine = await createServiceTranscriber({ model: 'synthetic-tiny', maxDurationSec: 4 * 3600, threads: 1 });
+    engine = await createServiceTranscriber({ model: 'synthetic-micro', maxDurationSec: 4 * 3600, threads: 1 });
     t = await startTestApp(
       testConfig({ OPENAI_COMPAT_TOKENS: TOKENS, OPENAI_COMPAT_MAX_DURATION_SEC: '60', DATA_DIR: dir }),
       { storage, transcriber: engine },

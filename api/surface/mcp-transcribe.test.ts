@@ -1,7 +1,7 @@
 /**
  * transcribe_video end to end: the official MCP client, the app listening on loopback, the
  * service's own transcriber (the in-process job queue and its worker, the real engine with
- * `synthetic-tiny`), and own-media URLs served by a real TLS origin on loopback. Cancelling
+ * `synthetic-micro`), and own-media URLs served by a real TLS origin on loopback. Cancelling
  * the call, by a `notifications/cancelled` or by dropping the connection, must stop the
  * fetch at the origin.
  */
@@ -55,7 +55,12 @@ describe('transcribe_video over MCP with the real engine', () => {
     originUrl = `https://${MEDIA_HOST}:${origin.port}`;
     // TEST-ONLY fetcher: trusts the test CA and resolves the media host to loopback.
     fetcher = loopbackMediaFetcher(pki.ca, MEDIA_HOST);
-    transcriber = await createServiceTranscriber({ model: 'synthetic-tiny', maxDurationSec: 600, fetcher, threads: 2 });
+    transcriber = await createServiceTranscriber({
+      model: 'synthetic-micro',
+      maxDurationSec: 600,
+      fetcher,
+      threads: 2,
+    });
     storage = await memoryStorage();
     t = await startTestApp(testConfig({ MEDIA_HOSTS: MEDIA_HOST, SOURCE_ALLOWED_PORTS: String(origin.port) }), {
       storage,

@@ -1,5 +1,5 @@
 /**
- * The pipeline over the real addon and the synthetic-tiny model (random weights of tiny's shape: the
+ * The pipeline over the real addon and the synthetic-micro model (random weights, tiny's layers at 96 wide: the
  * text is meaningless, the mechanics are real). A thin spy around the model records each call and
  * what it returned, so stitching can be checked against what whisper.cpp itself produced.
  */
@@ -54,7 +54,7 @@ async function* chunks(pcm: Float32Array, size = 16384): AsyncGenerator<Float32A
 }
 
 beforeAll(async () => {
-  model = await WhisperModel.load((await resolveModel('synthetic-tiny')).path);
+  model = await WhisperModel.load((await resolveModel('synthetic-micro')).path);
   vad = await SileroVad.load();
   // JFK, 4 s of silence, Spanish speech, 4 s, JFK again: pauses longer than 2 s make three windows.
   const jfk = await readPcm(await jfkSample('wav'));
@@ -80,7 +80,7 @@ afterAll(async () => {
   await model?.close();
 });
 
-describe('transcribeStream with the whisper.cpp addon (synthetic-tiny)', () => {
+describe('transcribeStream with the whisper.cpp addon (synthetic-micro)', () => {
   it('decodes one window per phrase group, in parallel, stitched in order with absolute times', async () => {
     const spy = new Spy(model);
     const t = await transcribeStream(chunks(audio), spy, { concurrency: 2, threads: 1, vad: { detector: vad } });
