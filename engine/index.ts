@@ -26,6 +26,7 @@ export {
 } from './asr/index.ts';
 export {
   checkKeep,
+  editOutputFormat,
   FILLER_PROMPTS,
   FILLER_WORDS,
   isFiller,

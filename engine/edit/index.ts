@@ -13,7 +13,13 @@ export {
   type TimeRange,
   totalDuration,
 } from './ranges.ts';
-export { RENDER_DEFAULTS, type RenderEditOptions, type RenderEditResult, renderEdit } from './render.ts';
+export {
+  editOutputFormat,
+  RENDER_DEFAULTS,
+  type RenderEditOptions,
+  type RenderEditResult,
+  renderEdit,
+} from './render.ts';
 export { retimeTranscript } from './retime.ts';
 export {
   FILLER_PROMPTS,
