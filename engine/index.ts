@@ -26,6 +26,7 @@ export {
 } from './asr/index.ts';
 export {
   checkKeep,
+  type EditRequest,
   editOutputFormat,
   FILLER_PROMPTS,
   FILLER_WORDS,
@@ -33,6 +34,8 @@ export {
   keepFromRemove,
   mergeRanges,
   type PauseCutOptions,
+  type PlannedCuts,
+  planCuts,
   type RenderEditOptions,
   type RenderEditResult,
   renderEdit,

@@ -4,6 +4,7 @@
  * the new file. See README.md beside this file.
  */
 
+export { type EditRequest, type PlannedCuts, planCuts } from './cuts.ts';
 export {
   checkKeep,
   DURATION_SLACK_SEC,

@@ -11,14 +11,7 @@
 import { createHash } from 'node:crypto';
 import { appendFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  editOutputFormat,
-  keepFromRemove,
-  mergeRanges,
-  renderEdit,
-  retimeTranscript,
-  suggestPauseCuts,
-} from '../../engine/edit/index.ts';
+import { editOutputFormat, planCuts, renderEdit, retimeTranscript } from '../../engine/edit/index.ts';
 import { EngineError } from '../../engine/errors.ts';
 import type { Transcript } from '../../engine/types.ts';
 import { failureCode } from '../errors.ts';
@@ -101,14 +94,14 @@ async function writeEdit(item: BatchItem, transcript: Transcript, options: Batch
     throw new EngineError('EDIT_INVALID', 'Only local files can be edited, not URLs.');
   }
   const target = await editOutputFormat(item.source, { signal });
-  const cuts = suggestPauseCuts(transcript, { over: edit.shortenPausesOver, to: edit.pauseTo })
-    // Drawn to the transcript's end, which codec padding can put a little past the media's.
-    .map((r) => ({ start: r.start, end: Math.min(r.end, target.duration) }))
-    .filter((r) => r.end > r.start);
+  const { keep } = planCuts(target.duration, transcript, {
+    shortenPausesOver: edit.shortenPausesOver,
+    pauseTo: edit.pauseTo,
+  });
   const result = await renderEdit({
     input: item.source,
     output: editedPath(outDir, item.id, target.extension),
-    keep: keepFromRemove(target.duration, mergeRanges(cuts)),
+    keep,
     signal,
   });
   const edited = retimeTranscript(transcript, result.keep);
