@@ -7,14 +7,13 @@
  *   node_modules/.bin/node benchmarks/filler-prompt-tokens.ts
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { FILLER_PROMPTS } from '../engine/edit/index.ts';
 import { PROMPT_MAX_TOKENS } from '../engine/index.ts';
-import { FIXTURES_DIR } from '../test-support/fixtures.ts';
+import { fixture } from '../test-support/fixtures.ts';
 import { writeResult } from './lib/report.ts';
 
 const ranks = new Map<string, number>();
-for (const line of readFileSync(join(FIXTURES_DIR, 'whisper', 'multilingual.tiktoken'), 'utf8').split('\n')) {
+for (const line of readFileSync(fixture('whisper/multilingual.tiktoken'), 'utf8').split('\n')) {
   const [b64, rank] = line.split(' ');
   if (b64 && rank) ranks.set(Buffer.from(b64, 'base64').toString('latin1'), Number(rank));
 }
