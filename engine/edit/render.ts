@@ -57,7 +57,7 @@ export interface RenderEditResult {
   contentType: string;
   /** The ranges actually rendered (snapped to frames): retimeTranscript on these is exact. */
   keep: TimeRange[];
-  /** The source's audio codec, and the one written. */
+  /** The audio codec written: 'aac' for video, the source's for audio (AAC where it cannot be written). */
   audioCodec?: string;
   /** The render's frame rate, for video. */
   fps?: number;
@@ -200,13 +200,7 @@ export async function renderEdit(opts: RenderEditOptions): Promise<RenderEditRes
       extension: fmt.extension,
       contentType: fmt.contentType,
       keep: plan.pieces.map((p) => ({ start: p.start, end: p.end })),
-      audioCodec: input.audio
-        ? input.video
-          ? 'aac'
-          : fmt.audioArgs[1] === 'aac'
-            ? 'aac'
-            : input.audio.codec
-        : undefined,
+      audioCodec: fmt.audioCodec,
       fps: input.video ? input.video.fps.num / input.video.fps.den : undefined,
       bytes: size,
     };
