@@ -15,13 +15,10 @@ import { asEngineError, EngineError } from '../engine/errors.ts';
 import {
   createEngine,
   FILLER_PROMPTS,
-  keepFromRemove,
-  mergeRanges,
+  planCuts,
   probeMedia,
   renderEdit,
   retimeTranscript,
-  suggestFillerCuts,
-  suggestPauseCuts,
   type TimeRange,
   type Transcript,
 } from '../engine/index.ts';
@@ -65,7 +62,8 @@ function parseRemove(values: string[]): TimeRange[] {
       const m = /^\s*([\d:.]+)\s*-\s*([\d:.]+)\s*$/.exec(v);
       if (!m) throw new UsageError(`--remove takes A-B, got '${v}'`);
       return { start: seconds(m[1] as string), end: seconds(m[2] as string) };
-    });
+    })
+    .sort((x, y) => x.start - y.start); // the order on the command line does not matter; overlaps still do
 }
 
 function positive(name: string, v: string | undefined): number | undefined {
@@ -206,16 +204,13 @@ async function edit(a: EditArgs, bar: ProgressBar, signal: AbortSignal): Promise
   const info = await probeMedia(a.input, { signal }).catch(() => null);
   const transcript = a.transcript ? await readTranscript(a.transcript) : await transcribeInput(a, bar, signal);
   const duration = info?.durationSec ?? transcript.duration;
-  // Suggestions drawn to the transcript's end are clamped onto the media's (they differ by codec
-  // padding); the user's own ranges are checked as given.
-  const clamp = (rs: TimeRange[]) =>
-    rs.map((r) => ({ start: r.start, end: Math.min(r.end, duration) })).filter((r) => r.end > r.start);
-  const remove = mergeRanges([
-    ...a.remove,
-    ...clamp(a.pauses ? suggestPauseCuts(transcript, a.pauses) : []),
-    ...clamp(a.removeFillers ? suggestFillerCuts(transcript, { language: a.language }) : []),
-  ]);
-  const keep = keepFromRemove(duration, remove);
+  const { keep } = planCuts(duration, transcript, {
+    remove: a.remove,
+    shortenPausesOver: a.pauses?.over,
+    pauseTo: a.pauses?.to,
+    removeFillers: a.removeFillers,
+    language: a.language,
+  });
   const result = await renderEdit({
     input: a.input,
     output: a.out,

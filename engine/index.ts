@@ -26,12 +26,16 @@ export {
 } from './asr/index.ts';
 export {
   checkKeep,
+  type EditRequest,
+  editOutputFormat,
   FILLER_PROMPTS,
   FILLER_WORDS,
   isFiller,
   keepFromRemove,
   mergeRanges,
   type PauseCutOptions,
+  type PlannedCuts,
+  planCuts,
   type RenderEditOptions,
   type RenderEditResult,
   renderEdit,

@@ -4,6 +4,7 @@
  * the new file. See README.md beside this file.
  */
 
+export { type EditRequest, type PlannedCuts, planCuts } from './cuts.ts';
 export {
   checkKeep,
   DURATION_SLACK_SEC,
@@ -13,7 +14,13 @@ export {
   type TimeRange,
   totalDuration,
 } from './ranges.ts';
-export { RENDER_DEFAULTS, type RenderEditOptions, type RenderEditResult, renderEdit } from './render.ts';
+export {
+  editOutputFormat,
+  RENDER_DEFAULTS,
+  type RenderEditOptions,
+  type RenderEditResult,
+  renderEdit,
+} from './render.ts';
 export { retimeTranscript } from './retime.ts';
 export {
   FILLER_PROMPTS,

@@ -110,7 +110,11 @@ export interface OutputFormat {
   muxer: string;
   /** The container's short name as reported to callers ('mp4', 'mp3', 'ogg', 'webm', ...). */
   container: string;
+  /** The file name extension that says what it is ('mp4' for video, 'm4a' for audio in MP4, ...). */
+  extension: string;
   contentType: string;
+  /** The codec written (ffmpeg's name), when there is audio. */
+  audioCodec?: string;
   /** Audio encoder and its options. */
   audioArgs: string[];
   videoArgs: string[];
@@ -178,8 +182,10 @@ export function outputFormat(input: EditInput, video: VideoSettings = {}): Outpu
     return {
       muxer: 'mp4',
       container: 'mp4',
+      extension: 'mp4',
       contentType: 'video/mp4',
       videoArgs: ['-c:v', 'libx264', '-preset', video.preset ?? 'veryfast', '-crf', String(video.crf ?? 23)],
+      audioCodec: input.audio ? 'aac' : undefined,
       audioArgs: input.audio ? ['-c:a', 'aac', '-b:a', bitrate(input.audio.bitRate ?? 160_000)] : [],
     };
   }
@@ -190,13 +196,17 @@ export function outputFormat(input: EditInput, video: VideoSettings = {}): Outpu
     return {
       muxer: 'mp4',
       container: 'mp4',
+      extension: 'm4a',
       contentType: 'audio/mp4',
+      audioCodec: 'aac',
       videoArgs: [],
       audioArgs: ['-c:a', 'aac', '-b:a', bitrate(audio.bitRate)],
     };
   }
   return {
     ...box,
+    extension: box.container === 'mp4' ? 'm4a' : box.container,
+    audioCodec: audio.codec,
     videoArgs: [],
     audioArgs: ['-c:a', enc.encoder, ...(enc.lossy ? ['-b:a', bitrate(audio.bitRate)] : [])],
   };

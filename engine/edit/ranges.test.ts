@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Transcript } from '../types.ts';
+import { planCuts } from './cuts.ts';
 import { checkKeep, keepFromRemove, mergeRanges } from './ranges.ts';
 import { retimeTranscript } from './retime.ts';
 import { FILLER_PROMPTS, isFiller, suggestFillerCuts, suggestPauseCuts } from './suggest.ts';
@@ -173,5 +174,33 @@ describe('suggested cuts', () => {
     const words = r.segments.flatMap((s) => s.words ?? []);
     expect(words.map((x) => x.text)).toEqual(['Hello', 'there,', 'friend.', 'Second', 'line.']);
     expect(words.every((x, i) => i === 0 || x.start >= (words[i - 1]?.end ?? 0))).toBe(true);
+  });
+});
+
+describe('planCuts', () => {
+  it("checks the person's cuts as given, then merges the suggestions into them", () => {
+    const req = { remove: [{ start: 1.5, end: 2.2 }], shortenPausesOver: 0.8, pauseTo: 0.4, removeFillers: true };
+    expect(planCuts(10, transcript, req)).toEqual({
+      remove: [
+        { start: 1.5, end: 2.2 },
+        { start: 3, end: 4.8 },
+        { start: 6.3, end: 10 },
+      ],
+      keep: [
+        { start: 0, end: 1.5 },
+        { start: 2.2, end: 3 },
+        { start: 4.8, end: 6.3 },
+      ],
+    });
+    const outOfOrder = {
+      remove: [
+        { start: 3, end: 4 },
+        { start: 1, end: 2 },
+      ],
+      removeFillers: true,
+    };
+    expect(code(() => planCuts(10, transcript, outOfOrder))).toBe('EDIT_INVALID');
+    // A suggestion drawn past the media's end (the transcript says 10 s, the file 9.9 s) is clamped.
+    expect(planCuts(9.9, transcript, { shortenPausesOver: 0.8 }).keep.at(-1)).toEqual({ start: 4.85, end: 6.2 });
   });
 });

@@ -129,6 +129,15 @@ describe('renderEdit: video', () => {
     }
   });
 
+  it('renders a video without audio', async () => {
+    const input = join(dir, 'silent.mp4');
+    await makeCounterVideo(input, 2, { audio: false });
+    const out = join(dir, 'silent-cut.mp4');
+    const r = await renderEdit({ input, output: out, keep: keepFromRemove(2, [{ start: 0.5, end: 1.2 }]) });
+    expect(r).toMatchObject({ hasVideo: true, hasAudio: false, duration: 1.32 });
+    expect((await readFrames(out)).map((f) => f.index)).toEqual(framesOf(r.keep));
+  });
+
   it('abort kills ffmpeg and leaves no file behind', async () => {
     const out = join(dir, 'aborted', 'out.mp4');
     await rm(join(dir, 'aborted'), { recursive: true, force: true });

@@ -52,10 +52,12 @@ export interface RenderEditResult {
   hasAudio: boolean;
   /** 'mp4' for video; for audio the container written ('mp3', 'ogg', 'webm', 'wav', 'flac', 'mp4', ...). */
   container: string;
+  /** The file name extension for it: 'mp4', 'm4a', 'mp3', 'ogg', 'webm', 'mka', 'wav', 'flac', 'aac'. */
+  extension: string;
   contentType: string;
   /** The ranges actually rendered (snapped to frames): retimeTranscript on these is exact. */
   keep: TimeRange[];
-  /** The source's audio codec, and the one written. */
+  /** The audio codec written: 'aac' for video, the source's for audio (AAC where it cannot be written). */
   audioCodec?: string;
   /** The render's frame rate, for video. */
   fps?: number;
@@ -195,15 +197,10 @@ export async function renderEdit(opts: RenderEditOptions): Promise<RenderEditRes
       hasVideo: input.video !== undefined,
       hasAudio: input.audio !== undefined,
       container: fmt.container,
+      extension: fmt.extension,
       contentType: fmt.contentType,
       keep: plan.pieces.map((p) => ({ start: p.start, end: p.end })),
-      audioCodec: input.audio
-        ? input.video
-          ? 'aac'
-          : fmt.audioArgs[1] === 'aac'
-            ? 'aac'
-            : input.audio.codec
-        : undefined,
+      audioCodec: fmt.audioCodec,
       fps: input.video ? input.video.fps.num / input.video.fps.den : undefined,
       bytes: size,
     };
@@ -211,6 +208,19 @@ export async function renderEdit(opts: RenderEditOptions): Promise<RenderEditRes
     if (!renamed) await rm(partial, { force: true });
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * What renderEdit will write for `input` (the container, its extension and Content-Type), before
+ * rendering: to name the output file. Same probe and errors as renderEdit's.
+ */
+export async function editOutputFormat(
+  input: string,
+  opts: Pick<RenderEditOptions, 'ffprobePath' | 'signal'> = {},
+): Promise<{ container: string; extension: string; contentType: string; hasVideo: boolean; duration: number }> {
+  const probed = await probeEditInput(input, { ffprobePath: opts.ffprobePath, signal: opts.signal });
+  const { container, extension, contentType } = outputFormat(probed);
+  return { container, extension, contentType, hasVideo: probed.video !== undefined, duration: probed.duration };
 }
 
 interface RunOptions {

@@ -31,14 +31,16 @@ const VIDEO = (seconds: number) =>
 const AUDIO = (seconds: number) =>
   `aevalsrc=exprs='0.4*sin(2*PI*(400+100*floor(t))*t)+0.4*eq(mod(floor(t*${FPS}+1e-6),10),5)*sin(2*PI*${BEEP_HZ}*t)':s=${RATE}:d=${seconds}`;
 
-/** An MP4 (H.264 + AAC) of `seconds` seconds. */
-export async function makeCounterVideo(path: string, seconds: number): Promise<void> {
+/** An MP4 (H.264 + AAC, or H.264 alone: a screen recording without a microphone) of `seconds` seconds. */
+export async function makeCounterVideo(path: string, seconds: number, opts: { audio?: boolean } = {}): Promise<void> {
+  const audio = opts.audio ?? true;
   // biome-ignore format: flag/value pairs read best one pair per line
   await ffmpeg(
     '-f', 'lavfi', '-i', VIDEO(seconds),
-    '-f', 'lavfi', '-i', AUDIO(seconds),
+    ...(audio ? ['-f', 'lavfi', '-i', AUDIO(seconds)] : []),
     '-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '18', '-g', String(FPS * 2),
-    '-c:a', 'aac', '-b:a', '128k', '-shortest', path,
+    ...(audio ? ['-c:a', 'aac', '-b:a', '128k', '-shortest'] : []),
+    path,
   );
 }
 

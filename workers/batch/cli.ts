@@ -3,6 +3,7 @@
  *
  *   transcribe-batch <list-file|directory> --out DIR [--formats vtt,srt,json,txt] [--concurrency N]
  *                    [--model NAME] [--language xx] [--redis URL] [--queue NAME] [--no-local-worker]
+ *                    [--shorten-pauses X [--pause-to Y]]
  *
  * Without --redis, jobs run in this process on an in-process queue (the model is loaded once). With
  * --redis they go to that queue, where worker processes (`npm run worker`, e.g. on GPU hosts) take
@@ -38,6 +39,9 @@ export const USAGE = `Usage: transcribe-batch <list-file|directory> --out DIR [o
   --redis URL          use the BullMQ queue on this Redis instead of the in-process one
   --queue NAME         queue name on Redis (default transcribe)
   --no-local-worker    with --redis: only enqueue and wait, leave the work to worker processes
+  --shorten-pauses X   also cut each (local) item: pauses over X seconds shortened to --pause-to,
+                       written as <id>.edited.<ext> with re-timed captions <id>.edited.<format>
+  --pause-to Y         (default: the smaller of 0.3 and X / 2)
   -h, --help           this text
 
 Re-running with the same --out skips items whose outputs all exist.`;
@@ -69,6 +73,7 @@ export interface CliArgs {
   redis?: string;
   queue: string;
   localWorker: boolean;
+  edit?: { shortenPausesOver: number; pauseTo: number };
 }
 
 export function parseCliArgs(argv: string[]): CliArgs | 'help' {
@@ -86,6 +91,8 @@ export function parseCliArgs(argv: string[]): CliArgs | 'help' {
       redis: { type: 'string' },
       queue: { type: 'string', default: 'transcribe' },
       'no-local-worker': { type: 'boolean', default: false },
+      'shorten-pauses': { type: 'string' },
+      'pause-to': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -108,6 +115,7 @@ export function parseCliArgs(argv: string[]): CliArgs | 'help' {
     throw usage('--batch-size is an integer from 1 to 256, or auto.');
   }
   if (values['no-local-worker'] && !values.redis) throw usage('--no-local-worker needs --redis.');
+  const edit = parseEdit(values['shorten-pauses'], values['pause-to']);
   const args: CliArgs = {
     input: positionals[0]!,
     out: resolve(values.out),
@@ -117,10 +125,27 @@ export function parseCliArgs(argv: string[]): CliArgs | 'help' {
     queue: values.queue,
     localWorker: !values['no-local-worker'],
   };
+  if (edit) args.edit = edit;
   if (values.model) args.model = values.model;
   if (values.language) args.language = values.language;
   if (values.redis) args.redis = values.redis;
   return args;
+}
+
+function parseEdit(over: string | undefined, to: string | undefined): CliArgs['edit'] {
+  if (over === undefined) {
+    if (to !== undefined) throw new EngineError('INVALID_OPTIONS', '--pause-to needs --shorten-pauses.');
+    return undefined;
+  }
+  const shortenPausesOver = Number(over);
+  const pauseTo = to === undefined ? Math.min(0.3, shortenPausesOver / 2) : Number(to);
+  if (!(shortenPausesOver > 0 && Number.isFinite(shortenPausesOver))) {
+    throw new EngineError('INVALID_OPTIONS', '--shorten-pauses takes a positive number of seconds.');
+  }
+  if (!(pauseTo >= 0 && pauseTo < shortenPausesOver)) {
+    throw new EngineError('INVALID_OPTIONS', '--pause-to must be ≥ 0 and less than --shorten-pauses.');
+  }
+  return { shortenPausesOver, pauseTo };
 }
 
 export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
@@ -167,6 +192,7 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
       concurrency: args.concurrency,
       jobOptions,
       cancelOnAbort: queue.kind === 'memory',
+      ...(args.edit ? { edit: args.edit } : {}),
       ...(deps.signal ? { signal: deps.signal } : {}),
       onUpdate: (stats, record) => {
         if (record?.status === 'failed') display.note(`failed ${record.id}: ${record.code} ${record.message ?? ''}`);

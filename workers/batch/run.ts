@@ -11,6 +11,7 @@
 import { createHash } from 'node:crypto';
 import { appendFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { editOutputFormat, planCuts, renderEdit, retimeTranscript } from '../../engine/edit/index.ts';
 import { EngineError } from '../../engine/errors.ts';
 import type { Transcript } from '../../engine/types.ts';
 import { failureCode } from '../errors.ts';
@@ -59,6 +60,11 @@ export interface BatchOptions {
   /** True for an in-process queue (its jobs die with the process anyway); false on Redis, where they finish and a re-run collects them. */
   cancelOnAbort?: boolean;
   onUpdate?: (stats: BatchStats, record?: BatchRecord) => void;
+  /**
+   * Also cut each item (a local file): pauses over `shortenPausesOver` seconds shortened to `pauseTo`,
+   * rendered to `<id>.edited.<ext>` beside captions re-timed onto it (`<id>.edited.<format>`).
+   */
+  edit?: { shortenPausesOver: number; pauseTo: number };
 }
 
 export interface BatchReport {
@@ -73,6 +79,36 @@ const PARTIAL = /^\..+\.partial-\d+$/;
 
 export function outputPath(outDir: string, id: string, format: CaptionFormat): string {
   return join(outDir, `${id}.${format}`);
+}
+
+/** Where an edited item's re-timed captions go; written after its media, so they say the edit is whole. */
+export function editedPath(outDir: string, id: string, ext: string): string {
+  return join(outDir, `${id}.edited.${ext}`);
+}
+
+/** The item cut by its transcript (BatchOptions.edit), its media and re-timed captions written. */
+async function writeEdit(item: BatchItem, transcript: Transcript, options: BatchOptions): Promise<void> {
+  const { edit, outDir, formats, render, signal } = options;
+  if (!edit) return;
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(item.source)) {
+    throw new EngineError('EDIT_INVALID', 'Only local files can be edited, not URLs.');
+  }
+  const target = await editOutputFormat(item.source, { signal });
+  const { keep } = planCuts(target.duration, transcript, {
+    shortenPausesOver: edit.shortenPausesOver,
+    pauseTo: edit.pauseTo,
+  });
+  const result = await renderEdit({
+    input: item.source,
+    output: editedPath(outDir, item.id, target.extension),
+    keep,
+    signal,
+  });
+  const edited = retimeTranscript(transcript, result.keep);
+  for (const format of formats) {
+    const name = `${item.id}.edited.${format}`;
+    await writeAtomic(editedPath(outDir, item.id, format), outDir, name, render(format, edited));
+  }
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -153,7 +189,10 @@ export async function runBatch(options: BatchOptions): Promise<BatchReport> {
 
   const todo: BatchItem[] = [];
   for (const item of items) {
-    const done = await Promise.all(formats.map((f) => exists(outputPath(outDir, item.id, f))));
+    const done = await Promise.all([
+      ...formats.map((f) => exists(outputPath(outDir, item.id, f))),
+      ...(options.edit ? formats.map((f) => exists(editedPath(outDir, item.id, f))) : []),
+    ]);
     if (done.every(Boolean)) {
       stats.skipped += 1;
       const before = previous.get(item.id);
@@ -186,6 +225,7 @@ export async function runBatch(options: BatchOptions): Promise<BatchReport> {
           render(format, transcript),
         );
       }
+      await writeEdit(item, transcript, options);
       stats.completed += 1;
       stats.audioSec += transcript.duration;
       await finish({
