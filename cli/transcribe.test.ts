@@ -10,9 +10,9 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebVTTParser } from 'webvtt-parser';
 import { resolveModel } from '../models/index.ts';
-import { batchedAndAlone } from '../test-support/cli.ts';
 import { fixture, hasCorpus, needsCorpus } from '../test-support/fixtures.ts';
 import { jfkSample, longSpeech } from '../test-support/media.ts';
+import { batchedAndAlone } from './testing/run.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BIN = join(ROOT, 'cli/bin/transcribe.js');

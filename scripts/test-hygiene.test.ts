@@ -61,6 +61,16 @@ describe('test hygiene', () => {
     expect(offenders).toEqual([]);
   });
 
+  it('keeps test helpers in one layout: a testing/ folder beside the code, or the root test-support/', () => {
+    // Test files are *.test.ts; a helper is any other file a test imports. The old layouts were
+    // test-support.ts, test-helpers.ts and test-media.ts files beside the code.
+    const offenders = files
+      .map((f) => f.rel)
+      .filter((rel) => /^(engine|api|workers|models|cli|benchmarks)\//.test(rel))
+      .filter((rel) => /(^|\/)test-[\w-]*(\/|\.ts$)/.test(rel));
+    expect(offenders).toEqual([]);
+  });
+
   it('the scan sees the files it polices', () => {
     const rels = files.map((f) => f.rel);
     expect(rels).toContain('test-support/fixtures.ts');

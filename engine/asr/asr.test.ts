@@ -32,7 +32,7 @@ import {
   WhisperVadModel,
   whisperCliPath,
 } from './index.ts';
-import { decodePcm, fixture, syntheticTiny } from './test-support.ts';
+import { decodePcm, fixture, syntheticTiny } from './testing/fixtures.ts';
 
 // Each whisper run takes seconds here, many more when other jobs share the 2 cores.
 const SLOW = 240_000;

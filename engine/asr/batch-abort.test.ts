@@ -14,7 +14,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jfkSample } from '../../test-support/media.ts';
 import { type AsrResult, type TranscribeOptions, WhisperModel } from './index.ts';
-import { decodePcm, syntheticTiny } from './test-support.ts';
+import { decodePcm, syntheticTiny } from './testing/fixtures.ts';
 
 const OPTS: TranscribeOptions = { language: 'en', rawTokens: true, wordTimestamps: true, temperatureIncrement: 0 };
 /** scripts/tsan.ts runs this file on the ThreadSanitizer build too, where everything is 5-15x slower. */

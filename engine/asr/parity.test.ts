@@ -15,7 +15,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jfkSample, longSpeech, SENTENCES, speech } from '../../test-support/media.ts';
 import { type RawToken, WhisperModel, whisperCliPath } from './index.ts';
-import { decodePcm, parseCliJson, syntheticTiny, toWav16k } from './test-support.ts';
+import { decodePcm, syntheticTiny } from './testing/fixtures.ts';
+import { parseCliJson, toWav16k } from './testing/whisper-cli.ts';
 
 const THREADS = 2;
 

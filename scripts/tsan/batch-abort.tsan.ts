@@ -13,7 +13,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AsrResult, type TranscribeOptions, WhisperModel } from '../../engine/asr/index.ts';
-import { decodePcm, syntheticTiny } from '../../engine/asr/test-support.ts';
+import { decodePcm, syntheticTiny } from '../../engine/asr/testing/fixtures.ts';
 import { fixture } from '../../test-support/fixtures.ts';
 
 // At most 32 tokens a pass: a random-weight model otherwise decodes to the context's end (≈ 220 tokens)

@@ -6,9 +6,9 @@
  * Not imported by production code.
  */
 import { expect } from 'vitest';
-import { jfkSample, SENTENCES, type SpeechOptions, speech } from '../../test-support/media.ts';
-import { type AsrResult, type TranscribeOptions, WhisperModel } from './index.ts';
-import { decodePcm } from './test-support.ts';
+import { jfkSample, SENTENCES, type SpeechOptions, speech } from '../../../test-support/media.ts';
+import { type AsrResult, type TranscribeOptions, WhisperModel } from '../index.ts';
+import { decodePcm } from './fixtures.ts';
 
 export interface Window {
   name: string;

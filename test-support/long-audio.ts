@@ -1,16 +1,10 @@
 /**
- * Test and benchmark support for the VAD and the pipeline: the shared fixtures this area uses (each
- * checked against its sha256, with a clear message when the folder is missing), a small ffmpeg reader
- * for short clips, and generators of long PCM streams built from real speech.
+ * Long PCM streams for the VAD, pipeline and long-audio tests and benchmarks: real speech clips with
+ * quiet gaps between them, generated chunk by chunk (hours of audio without hours of memory), and a
+ * small ffmpeg reader for short clips.
  */
 import { spawn } from 'node:child_process';
-
-// Fixture paths, checked against the fixtures' manifest: one implementation for every test.
-export { fixture, fixturesUnder, REPO_ROOT } from '../../test-support/fixtures.ts';
-
-import { rng } from '../../test-support/random.ts';
-
-export { rng };
+import { rng } from './random.ts';
 
 /** A short media file as 16 kHz mono f32 PCM, through the system ffmpeg (argument array, no shell). */
 export function readPcm(path: string): Promise<Float32Array> {
