@@ -1,6 +1,6 @@
 /**
- * Test support for engine/decode: inputs that misbehave (a stalled stream, noise bytes) and a check
- * on a decoded tone. ffmpeg itself (the runner, its children) is in test-support/ffmpeg.ts.
+ * Test support for engine/decode: a stalled input stream and a check on a decoded tone. ffmpeg
+ * itself (the runner, its children) is in test-support/ffmpeg.ts, noise bytes in test-support/random.ts.
  */
 
 import { Readable } from 'node:stream';
@@ -24,21 +24,6 @@ export function stalledStream(head: Buffer): Readable & { destroyedByDecoder: ()
     },
   });
   return Object.assign(stream, { destroyedByDecoder: () => stream.destroyed, stalled });
-}
-
-/** Deterministic pseudo-random bytes (xorshift32), so a "corrupt file" test is the same on every run. */
-export function noiseBytes(n: number, seed = 0x9e3779b9): Buffer {
-  const out = Buffer.alloc(n);
-  let x = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    out[i] = x & 0xff;
-  }
-  return out;
 }
 
 /** Dominant frequency of a pure tone, from its zero crossings. */
