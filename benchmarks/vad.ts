@@ -10,8 +10,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { detectSpeech, SileroVad, type SpeechSpan, sileroOnnxPath } from '../engine/vad/silero.ts';
+import { readPcm } from '../test-support/ffmpeg.ts';
 import { fixture, fixturesUnder } from '../test-support/fixtures.ts';
-import { longAudio, readPcm } from '../test-support/long-audio.ts';
+import { longAudio } from '../test-support/long-audio.ts';
 import { machine, round, writeFile, writeResult } from './lib/report.ts';
 import { lineChart } from './lib/svg.ts';
 

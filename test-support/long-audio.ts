@@ -1,32 +1,8 @@
 /**
  * Long PCM streams for the VAD, pipeline and long-audio tests and benchmarks: real speech clips with
- * quiet gaps between them, generated chunk by chunk (hours of audio without hours of memory), and a
- * small ffmpeg reader for short clips.
+ * quiet gaps between them, generated chunk by chunk (hours of audio without hours of memory).
  */
-import { spawn } from 'node:child_process';
 import { rng } from './random.ts';
-
-/** A short media file as 16 kHz mono f32 PCM, through the system ffmpeg (argument array, no shell). */
-export function readPcm(path: string): Promise<Float32Array> {
-  return new Promise((resolvePcm, reject) => {
-    const args = ['-nostdin', '-v', 'error', '-i', path, '-ac', '1', '-ar', '16000', '-f', 'f32le', 'pipe:1'];
-    const child = spawn('ffmpeg', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    const chunks: Buffer[] = [];
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => chunks.push(c));
-    child.stderr.on('data', (c: Buffer) => {
-      err += c.toString();
-    });
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`ffmpeg failed on ${path}: ${err.trim()}`));
-      const buf = Buffer.concat(chunks);
-      const out = new Float32Array(buf.byteLength / 4);
-      new Uint8Array(out.buffer).set(buf.subarray(0, out.byteLength));
-      resolvePcm(out);
-    });
-  });
-}
 
 export interface LongAudioOptions {
   /** Total length in seconds. */

@@ -1,8 +1,9 @@
 import { type PipelineModel, planConcurrency, transcribeStream } from '../../engine/pipeline/index.ts';
 import type { AsrOptions, RunOptions } from '../../engine/types.ts';
 import { SileroVad } from '../../engine/vad/silero.ts';
+import { readPcm } from '../../test-support/ffmpeg.ts';
 import { fixture } from '../../test-support/fixtures.ts';
-import { longAudio, readPcm } from '../../test-support/long-audio.ts';
+import { longAudio } from '../../test-support/long-audio.ts';
 
 const [minutesArg, modelArg = 'none', concArg = 'auto', threadsArg] = process.argv.slice(2);
 const minutes = Number(minutesArg);

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveModel } from '../../models/index.ts';
-import { readPcm } from '../../test-support/long-audio.ts';
+import { readPcm } from '../../test-support/ffmpeg.ts';
 import { jfkSample, SENTENCES, speech } from '../../test-support/media.ts';
 import { type AsrResult, WhisperModel } from '../asr/index.ts';
 import type { AsrOptions, RunOptions } from '../types.ts';

@@ -5,8 +5,9 @@
  * observable. The same pipeline with the real addon and a synthetic model is in pipeline-asr.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readPcm } from '../../test-support/ffmpeg.ts';
 import { fixture, hasCorpus, needsCorpus } from '../../test-support/fixtures.ts';
-import { longAudio, readPcm } from '../../test-support/long-audio.ts';
+import { longAudio } from '../../test-support/long-audio.ts';
 import { jfkSample, SENTENCES, speech } from '../../test-support/media.ts';
 import { rng } from '../../test-support/random.ts';
 import { EngineError } from '../errors.ts';

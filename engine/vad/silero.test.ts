@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readPcm } from '../../test-support/ffmpeg.ts';
 import { fixture, hasCorpus, needsCorpus } from '../../test-support/fixtures.ts';
-import { readPcm } from '../../test-support/long-audio.ts';
 import { jfkSample, SENTENCES, speech } from '../../test-support/media.ts';
 import { rng } from '../../test-support/random.ts';
 import { EngineError } from '../errors.ts';
