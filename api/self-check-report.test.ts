@@ -9,7 +9,7 @@
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WhisperModel } from '../engine/asr/index.ts';
-import { syntheticTiny } from '../engine/asr/test-support.ts';
+import { syntheticTiny } from '../engine/asr/testing/fixtures.ts';
 import { Metrics } from './metrics.ts';
 import { startTestApp, testConfig } from './testing/harness.ts';
 import type { Transcriber } from './transcriber.ts';

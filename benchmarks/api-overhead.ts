@@ -18,6 +18,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { median } from '../test-support/stats.ts';
 import { autocannon, npmStartArgs, ROOT, SERVICE_READY, type Server, startServer, stopServers } from './lib/servers.ts';
 
 const { values } = parseArgs({
@@ -145,10 +146,6 @@ try {
   await stopServers();
   for (const dir of dataDirs) await rm(dir, { recursive: true, force: true });
 }
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 const sum = (f: (x: (typeof rounds)[number]) => number) => rounds.reduce((a, x) => a + f(x), 0);
 const result = {
   what: 'GET /api/health req/s: npm start (all hooks, limiter, logging) vs a bare Fastify route with the same body',

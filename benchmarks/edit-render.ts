@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { FORMAT_WHITELIST } from '../engine/decode/index.ts';
 import { keepFromRemove, renderEdit, type TimeRange, totalDuration } from '../engine/index.ts';
+import { rng } from '../test-support/random.ts';
 import { machine, REPO_ROOT, round } from './lib/report.ts';
 
 const execFileP = promisify(execFile);
@@ -56,13 +57,9 @@ async function recording(mins: number): Promise<string> {
   return path;
 }
 
-/** `n` cuts of 1–5 s at deterministic, spread-out places (a fixed LCG: the same edit every run). */
+/** `n` cuts of 1–5 s at deterministic, spread-out places (a seeded generator: the same edit every run). */
 function cutsFor(duration: number, n: number): TimeRange[] {
-  let seed = 29;
-  const rand = () => {
-    seed = (seed * 1103515245 + 12345) % 2 ** 31;
-    return seed / 2 ** 31;
-  };
+  const rand = rng(29);
   const slot = duration / n;
   return Array.from({ length: n }, (_, i) => {
     const len = 1 + 4 * rand();

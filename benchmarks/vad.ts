@@ -10,7 +10,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { detectSpeech, SileroVad, type SpeechSpan, sileroOnnxPath } from '../engine/vad/silero.ts';
-import { fixture, fixturesUnder, longAudio, readPcm } from '../engine/vad/test-support.ts';
+import { readPcm } from '../test-support/ffmpeg.ts';
+import { fixture, fixturesUnder } from '../test-support/fixtures.ts';
+import { longAudio } from '../test-support/long-audio.ts';
 import { machine, round, writeFile, writeResult } from './lib/report.ts';
 import { lineChart } from './lib/svg.ts';
 

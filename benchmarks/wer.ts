@@ -18,10 +18,12 @@ import { parseArgs } from 'node:util';
 import { transcribeStream } from '../engine/pipeline/index.ts';
 import type { Transcript } from '../engine/types.ts';
 import { SileroVad } from '../engine/vad/silero.ts';
-import { fixture, readPcm } from '../engine/vad/test-support.ts';
+import { readPcm } from '../test-support/ffmpeg.ts';
+import { fixture } from '../test-support/fixtures.ts';
+import { median } from '../test-support/stats.ts';
 import { CHARACTER_LANGUAGES, tokens } from './lib/normalize.ts';
 import { round, writeResult } from './lib/report.ts';
-import { align, median, wer } from './lib/wer.ts';
+import { align, wer } from './lib/wer.ts';
 
 const { values } = parseArgs({
   options: {
@@ -230,16 +232,16 @@ for (const clip of data.tests.language_tests) {
     unit: CHARACTER_LANGUAGES.has(lang) ? 'character' : 'word',
     wer: round(wer(textAlign), 4),
     detectedLanguage: r.t.language,
-    medianStartErrorSec: langStart.length ? round(median(langStart)!, 3) : null,
-    medianEndErrorSec: langEnd.length ? round(median(langEnd)!, 3) : null,
+    medianStartErrorSec: langStart.length ? round(median(langStart), 3) : null,
+    medianEndErrorSec: langEnd.length ? round(median(langEnd), 3) : null,
     timedWords: langStart.length,
   };
   console.log(lang, JSON.stringify(perLanguage[lang]));
 }
 sets.multilingual = {
   perLanguage,
-  medianStartErrorSec: startErr.length ? round(median(startErr)!, 3) : null,
-  medianEndErrorSec: endErr.length ? round(median(endErr)!, 3) : null,
+  medianStartErrorSec: startErr.length ? round(median(startErr), 3) : null,
+  medianEndErrorSec: endErr.length ? round(median(endErr), 3) : null,
   timedWords: startErr.length,
 };
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebVTTParser } from 'webvtt-parser';
-import { makeCounterVideo, readFrames } from '../engine/edit/test-media.ts';
+import { makeCounterVideo, readFrames } from '../engine/edit/testing/media.ts';
 import type { Transcript } from '../engine/types.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');

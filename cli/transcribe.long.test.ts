@@ -1,7 +1,7 @@
 /** The soak of cli/transcribe.test.ts' batch check (`npm run test:long`): two minutes of speech. */
 import { describe, expect, it } from 'vitest';
-import { batchedAndAlone } from '../test-support/cli.ts';
 import { longSpeech } from '../test-support/media.ts';
+import { batchedAndAlone } from './testing/run.ts';
 
 describe('transcribe CLI, two minutes', () => {
   it('--batch-size 8 gives the same JSON as --batch-size 1 on two minutes of speech', async () => {

@@ -10,35 +10,16 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebVTTParser } from 'webvtt-parser';
 import { resolveModel } from '../models/index.ts';
-import { batchedAndAlone } from '../test-support/cli.ts';
+import { ffmpeg } from '../test-support/ffmpeg.ts';
 import { fixture, hasCorpus, needsCorpus } from '../test-support/fixtures.ts';
 import { jfkSample, longSpeech } from '../test-support/media.ts';
+import { batchedAndAlone, type CliResult, runCli } from './testing/run.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const BIN = join(ROOT, 'cli/bin/transcribe.js');
 const JFK = { wav: await jfkSample('wav'), mp3: await jfkSample('mp3'), flac: await jfkSample('flac') };
 
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function transcribe(args: string[], timeout = 180_000): Promise<Result> {
-  return new Promise((done) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: ROOT, timeout, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
-      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
-
-function ffmpeg(args: string[]): Promise<void> {
-  return new Promise((done, fail) =>
-    execFile('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-nostdin', '-y', ...args], (err) =>
-      err ? fail(err) : done(),
-    ),
-  );
-}
+/** The transcribe command as a user runs it (cli/testing/run.ts). */
+const transcribe = (args: string[], timeout?: number): Promise<CliResult> => runCli('transcribe', args, timeout);
 
 let dir: string;
 
@@ -61,7 +42,7 @@ describe('transcribe CLI', () => {
   }, 300_000);
 
   it("npx transcribe --help: usage on stdout and no npm warning about the project's own config", async () => {
-    const r = await new Promise<Result>((done) => {
+    const r = await new Promise<CliResult>((done) => {
       execFile('npm', ['exec', '--offline', '--', 'transcribe', '--help'], { cwd: ROOT }, (err, stdout, stderr) => {
         done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
       });
@@ -167,7 +148,7 @@ describe('transcribe CLI', () => {
 
     it('a video without audio → NO_AUDIO_STREAM', async () => {
       const file = join(dir, 'silent-video.mp4');
-      await ffmpeg(['-f', 'lavfi', '-i', 'testsrc=size=64x64:rate=10', '-t', '2', '-an', '-c:v', 'mpeg4', file]);
+      await ffmpeg('-f', 'lavfi', '-i', 'testsrc=size=64x64:rate=10', '-t', '2', '-an', '-c:v', 'mpeg4', file);
       const r = await transcribe([file, '--model', 'synthetic-micro']);
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/^error: NO_AUDIO_STREAM /m);

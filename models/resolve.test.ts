@@ -9,11 +9,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { hasCorpus, needsCorpus } from '../test-support/fixtures.ts';
+import { fixturesReadme, hasCorpus, needsCorpus } from '../test-support/fixtures.ts';
 import { closeServer } from '../test-support/servers.ts';
 import { DEFAULT_MODEL, findModel, MANIFEST, type RealModelEntry } from './manifest.ts';
 import { DEFAULT_CACHE_DIR, resolveModel } from './resolve.ts';
-import { fixturesReadme } from './test-support.ts';
 
 const run = promisify(execFile);
 

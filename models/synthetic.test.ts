@@ -6,8 +6,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { brotliDecompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { whisperCliPath as whisperCli } from '../engine/asr/index.ts';
 import { EngineError } from '../engine/errors.ts';
-import { hasCorpus, needsCorpus } from '../test-support/fixtures.ts';
+import { fixture, hasCorpus, needsCorpus } from '../test-support/fixtures.ts';
 import { jfkSample } from '../test-support/media.ts';
 import { findModel, MANIFEST, type WhisperHparams } from './manifest.ts';
 import { melFilters } from './mel-filters.ts';
@@ -21,7 +22,6 @@ import {
   REPO_ROOT,
   writeSyntheticModel,
 } from './synthetic.ts';
-import { fixture, whisperCli } from './test-support.ts';
 
 const run = promisify(execFile);
 let dir: string;

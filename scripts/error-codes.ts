@@ -69,9 +69,10 @@ function productionFiles(): string[] {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       const p = join(dir, e.name);
       if (e.isDirectory()) {
-        if (['node_modules', 'cache', 'testing', 'test-support'].includes(e.name)) continue;
+        // Test helpers live in testing/ folders (and the root test-support/, outside these folders).
+        if (['node_modules', 'cache', 'testing'].includes(e.name)) continue;
         walk(p);
-      } else if (/\.(ts|cpp|h)$/.test(e.name) && !/\.test\.ts$|test-support\.ts$/.test(e.name)) {
+      } else if (/\.(ts|cpp|h)$/.test(e.name) && !/\.test\.ts$/.test(e.name)) {
         out.push(p);
       }
     }

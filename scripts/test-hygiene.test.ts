@@ -61,11 +61,40 @@ describe('test hygiene', () => {
     expect(offenders).toEqual([]);
   });
 
+  it('keeps test helpers in one layout: a testing/ folder beside the code, or the root test-support/', () => {
+    // Test files are *.test.ts; a helper is any other file a test imports. The old layouts were
+    // test-support.ts, test-helpers.ts and test-media.ts files beside the code.
+    const offenders = files
+      .map((f) => f.rel)
+      .filter((rel) => /^(engine|api|workers|models|cli|benchmarks)\//.test(rel))
+      .filter((rel) => /(^|\/)test-[\w-]*(\/|\.ts$)/.test(rel));
+    expect(offenders).toEqual([]);
+  });
+
+  it('has one median, one seeded generator and one reader of PCM through ffmpeg', () => {
+    const onlyIn: Array<[RegExp, string[]]> = [
+      [/\bfunction\s+median\b|\b(const|let)\s+median\s*=/, ['test-support/stats.ts']],
+      // mulberry32's increment; the classic LCG's multiplier
+      [/0x6d2b79f5|\b1103515245\b/, ['engine/random.ts']],
+      // the engine's own decoder, and the test that shows plain ffmpeg's trap on a pipe
+      [/['"]f32le['"]/, ['test-support/ffmpeg.ts', 'engine/decode/args.ts', 'engine/decode/decode.test.ts']],
+    ];
+    const offenders = onlyIn.flatMap(([re, allowed]) =>
+      files
+        .filter((f) => !allowed.includes(f.rel) && f.rel !== 'scripts/test-hygiene.test.ts')
+        .filter((f) => re.test(code(f.text)))
+        .map((f) => `${re.source}: ${f.rel}`),
+    );
+    expect(offenders).toEqual([]);
+  });
+
   it('the scan sees the files it polices', () => {
     const rels = files.map((f) => f.rel);
     expect(rels).toContain('test-support/fixtures.ts');
     expect(rels).toContain('test-support/media.ts');
     expect(rels).toContain('benchmarks/vad.ts');
     expect(rels).toContain('workers/testing/redis.ts');
+    expect(rels).toContain('test-support/stats.ts');
+    expect(rels).toContain('engine/random.ts');
   });
 });

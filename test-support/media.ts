@@ -20,6 +20,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { ffmpeg } from './ffmpeg.ts';
 import { REPO_ROOT } from './fixtures.ts';
 
 const run = promisify(execFile);
@@ -73,8 +74,6 @@ async function cached(
   }
   return path;
 }
-
-const ffmpeg = (...args: string[]) => run('ffmpeg', ['-hide_banner', '-v', 'error', '-nostdin', '-y', ...args]);
 
 const CODECS = { wav: ['-c:a', 'pcm_s16le'], flac: ['-c:a', 'flac'], mp3: ['-c:a', 'libmp3lame', '-q:a', '4'] };
 export type AudioFormat = keyof typeof CODECS;

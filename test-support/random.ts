@@ -1,11 +1,16 @@
-/** mulberry32: a small seeded PRNG, so generated audio and random test cases are the same on every run. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+/**
+ * Seeded randomness for tests and benchmarks, so generated audio, noise bytes and random test cases
+ * are the same on every run. The generator is the engine's own (engine/random.ts: the self-check's
+ * canary audio uses it in production, which never imports test code).
+ */
+import { rng } from '../engine/random.ts';
+
+export { rng };
+
+/** `n` pseudo-random bytes from `seed`: a "corrupt file" that is the same on every run. */
+export function noiseBytes(n: number, seed = 0x9e3779b9): Buffer {
+  const rand = rng(seed);
+  const out = Buffer.alloc(n);
+  for (let i = 0; i < n; i++) out[i] = Math.floor(rand() * 256);
+  return out;
 }

@@ -1,7 +1,9 @@
 import { type PipelineModel, planConcurrency, transcribeStream } from '../../engine/pipeline/index.ts';
 import type { AsrOptions, RunOptions } from '../../engine/types.ts';
 import { SileroVad } from '../../engine/vad/silero.ts';
-import { fixture, longAudio, readPcm } from '../../engine/vad/test-support.ts';
+import { readPcm } from '../../test-support/ffmpeg.ts';
+import { fixture } from '../../test-support/fixtures.ts';
+import { longAudio } from '../../test-support/long-audio.ts';
 
 const [minutesArg, modelArg = 'none', concArg = 'auto', threadsArg] = process.argv.slice(2);
 const minutes = Number(minutesArg);

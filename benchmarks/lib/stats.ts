@@ -2,7 +2,11 @@
  * Summaries of repeated timings: medians and spreads, never single runs. Ratios between two
  * interleaved series are taken pair by pair (run i of A against run i of B, which ran back to back
  * under the same machine load), so the spread of the ratio shows how much the shared machine moved.
+ * The median and quantile themselves are the tests' (test-support/stats.ts), re-exported here.
  */
+import { median, quantile } from '../../test-support/stats.ts';
+
+export { median, quantile };
 
 export interface Summary {
   n: number;
@@ -13,23 +17,6 @@ export interface Summary {
   min: number;
   max: number;
   values: number[];
-}
-
-export function quantile(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const pos = (sorted.length - 1) * q;
-  const lo = Math.floor(pos);
-  const hi = Math.ceil(pos);
-  const a = sorted[lo] ?? Number.NaN;
-  const b = sorted[hi] ?? Number.NaN;
-  return a + (b - a) * (pos - lo);
-}
-
-export function median(values: readonly number[]): number {
-  return quantile(
-    [...values].sort((x, y) => x - y),
-    0.5,
-  );
 }
 
 export function summarize(values: readonly number[], digits = 1): Summary {

@@ -51,10 +51,3 @@ export function align(ref: string[], hyp: string[]): Alignment {
 export function wer(a: Pick<Alignment, 'substitutions' | 'deletions' | 'insertions' | 'n'>): number {
   return a.n === 0 ? 0 : (a.substitutions + a.deletions + a.insertions) / a.n;
 }
-
-export function median(xs: number[]): number | undefined {
-  if (xs.length === 0) return undefined;
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}

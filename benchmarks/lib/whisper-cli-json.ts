@@ -1,9 +1,9 @@
 /**
  * whisper-cli's `-oj`/`-ojf` JSON as the benchmarks read it. The parser lives beside the parity test's
- * other whisper-cli helpers (engine/asr/test-support.ts), whose imports reach the model resolver and
- * undici: kept out of whisper-timings.ts so the GPU harness runs where there is no node_modules.
+ * other whisper-cli helpers (engine/asr/testing/whisper-cli.ts); kept out of whisper-timings.ts, whose
+ * imports the GPU harness loads where there is no node_modules.
  */
-import { parseCliJson as parseWhisperCliJson } from '../../engine/asr/test-support.ts';
+import { parseCliJson as parseWhisperCliJson } from '../../engine/asr/testing/whisper-cli.ts';
 
 export interface CliSegment {
   text: string;

@@ -16,6 +16,7 @@ import { writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { median } from '../../test-support/stats.ts';
 import { createBullmqQueue } from '../../workers/index.ts';
 
 const { values } = parseArgs({
@@ -89,10 +90,6 @@ for (let r = 0; r < ROUNDS; r++) {
     process.stderr.write(`round ${r + 1}: ${n} worker(s) ${jps.toFixed(1)} jobs/s\n`);
   }
 }
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
-};
 const ideal1 = 1000 / JOB_MS;
 const result = {
   what: 'jobs/s with 1, 2, 3 stand-in worker processes on one BullMQ queue (interleaved rounds, medians)',

@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeOf } from '../../test-support/errors.ts';
+import { readPcm } from '../../test-support/ffmpeg.ts';
 import { hasCorpus, needsCorpus } from '../../test-support/fixtures.ts';
 import { jfkSample } from '../../test-support/media.ts';
 import { EngineError } from '../errors.ts';
@@ -32,7 +33,7 @@ import {
   WhisperVadModel,
   whisperCliPath,
 } from './index.ts';
-import { decodePcm, fixture, syntheticTiny } from './test-support.ts';
+import { fixture, syntheticTiny } from './testing/fixtures.ts';
 
 // Each whisper run takes seconds here, many more when other jobs share the 2 cores.
 const SLOW = 240_000;
@@ -54,7 +55,7 @@ let ticksDuringFirstRun = 0;
 beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'asr-test-'));
   modelPath = await syntheticTiny();
-  jfk = decodePcm(await jfkSample('wav'));
+  jfk = await readPcm(await jfkSample('wav'));
   model = await WhisperModel.load(modelPath, { useGpu: false });
 
   const ticker = setInterval(() => {
@@ -418,8 +419,8 @@ describe('detectSpeechWhisperVad', () => {
   // recorded jfk.wav's (the shipped mp3's coding splits one): both come from the corpus.
   describe.skipIf(!hasCorpus())(needsCorpus('on the recorded jfk.wav'), () => {
     let recorded: Float32Array;
-    beforeAll(() => {
-      recorded = decodePcm(fixture('jfk'));
+    beforeAll(async () => {
+      recorded = await readPcm(fixture('jfk'));
     });
 
     it("finds jfk.wav's four speech segments with whisper.cpp's Silero VAD", async () => {

@@ -12,9 +12,10 @@
  * gets alone.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readPcm } from '../../test-support/ffmpeg.ts';
 import { jfkSample } from '../../test-support/media.ts';
 import { type AsrResult, type TranscribeOptions, WhisperModel } from './index.ts';
-import { decodePcm, syntheticTiny } from './test-support.ts';
+import { syntheticTiny } from './testing/fixtures.ts';
 
 const OPTS: TranscribeOptions = { language: 'en', rawTokens: true, wordTimestamps: true, temperatureIncrement: 0 };
 /** scripts/tsan.ts runs this file on the ThreadSanitizer build too, where everything is 5-15x slower. */
@@ -29,7 +30,7 @@ let shortAlone: AsrResult;
 
 beforeAll(async () => {
   modelPath = await syntheticTiny();
-  const jfk = decodePcm(await jfkSample('wav'));
+  const jfk = await readPcm(await jfkSample('wav'));
   long = jfk.slice(0, 11 * 16_000);
   short = jfk.slice(0, 4 * 16_000);
   const solo = await WhisperModel.load(modelPath, { useGpu: false, dtw: false, flashAttn: false });

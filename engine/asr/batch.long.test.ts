@@ -6,9 +6,9 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { resolveModel } from '../../models/index.ts';
-import { aloneResults, batchWindows, everyBatchSize, lockstep, type Window } from './batch-windows.ts';
 import type { AsrResult } from './index.ts';
-import { syntheticTiny } from './test-support.ts';
+import { aloneResults, batchWindows, everyBatchSize, lockstep, type Window } from './testing/batch-windows.ts';
+import { syntheticTiny } from './testing/fixtures.ts';
 
 let all: Window[];
 

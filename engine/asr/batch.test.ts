@@ -17,6 +17,7 @@
  * one it gets alone, or its tokens would differ.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import { type AsrResult, type TranscribeOptions, WhisperModel } from './index.ts';
 import {
   aloneResults,
   batchedModel as batched,
@@ -26,9 +27,8 @@ import {
   lockstep as lockstepOn,
   SEEKING,
   type Window,
-} from './batch-windows.ts';
-import { type AsrResult, type TranscribeOptions, WhisperModel } from './index.ts';
-import { syntheticTiny } from './test-support.ts';
+} from './testing/batch-windows.ts';
+import { syntheticTiny } from './testing/fixtures.ts';
 
 let modelPath: string;
 let all: Window[];

@@ -13,9 +13,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readPcm } from '../../test-support/ffmpeg.ts';
 import { jfkSample, longSpeech, SENTENCES, speech } from '../../test-support/media.ts';
+import { median } from '../../test-support/stats.ts';
 import { type RawToken, WhisperModel, whisperCliPath } from './index.ts';
-import { decodePcm, parseCliJson, syntheticTiny, toWav16k } from './test-support.ts';
+import { syntheticTiny } from './testing/fixtures.ts';
+import { parseCliJson, toWav16k } from './testing/whisper-cli.ts';
 
 const THREADS = 2;
 
@@ -136,7 +139,7 @@ function mergeLikeCli(tokens: RawToken[]): Merged[] {
 async function compare(wav: string, language: string): Promise<number> {
   const cli = cliFor(wav, language);
   const ours = await model.transcribe(
-    decodePcm(wav),
+    await readPcm(wav),
     {
       language,
       threads: THREADS,
@@ -261,7 +264,6 @@ describe('DTW with flash attention on, against whisper-cli without it', () => {
     }
     return { deltas, segments };
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 
   it("the DTW pass on whisper-cli's tokens: its DTW times, within one frame, on every token of the parity set", async () => {
     const set = [
@@ -273,7 +275,7 @@ describe('DTW with flash attention on, against whisper-cli without it', () => {
     const all: number[] = [];
     for (const wav of set) {
       const cli = cliFor(wav);
-      const ours = await plain.transcribe(decodePcm(wav), { ...OPTS, rawTokens: true });
+      const ours = await plain.transcribe(await readPcm(wav), { ...OPTS, rawTokens: true });
       const { deltas, segments } = dtwDeltas(cli, ours.tokens!);
       // every segment decoded as whisper-cli's did: the same tokens, so the same DTW input
       expect(segments).toBe(cli.transcription.length);
@@ -288,7 +290,7 @@ describe('DTW with flash attention on, against whisper-cli without it', () => {
   }, 480_000);
 
   it("every text token gets a DTW time inside its segment's window, in order (the JFK sample)", async () => {
-    const ours = await fa.transcribe(decodePcm(await jfkSample('wav')), { ...OPTS, rawTokens: true });
+    const ours = await fa.transcribe(await readPcm(await jfkSample('wav')), { ...OPTS, rawTokens: true });
     expect(fa.info).toMatchObject({ flashAttn: true, dtw: 'tiny' });
     // whisper.cpp's special tokens print as [_NAME_]; every other token is text and gets a DTW time.
     const isText = (t: RawToken) => !/^\[_[A-Z0-9_]+\]$/.test(t.text);
@@ -304,7 +306,7 @@ describe('DTW with flash attention on, against whisper-cli without it', () => {
   it('two minutes of speech, flash attention in the encoder too: far closer to whisper-cli than a -80 dB perturbation of the audio is', async () => {
     const wav = await longSpeech(120);
     const cli = cliFor(wav);
-    const pcm = decodePcm(wav);
+    const pcm = await readPcm(wav);
     const withFa = await fa.transcribe(pcm, { ...OPTS, rawTokens: true });
     const tone = pcm.map((v, i) => v + 1e-4 * Math.sin(i * 0.7311));
     const perturbed = await model.transcribe(tone, { ...OPTS, rawTokens: true });

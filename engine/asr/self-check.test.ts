@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AsrResult, batchSelfChecks, WhisperModel } from './index.ts';
 import { CANARY_OPTIONS, canaryAudio, compareCanary } from './self-check.ts';
-import { syntheticTiny } from './test-support.ts';
+import { syntheticTiny } from './testing/fixtures.ts';
 
 const ids = (r: AsrResult) => r.tokens!.flat().map((t) => t.id);
 const opts = { ...CANARY_OPTIONS, maxTokens: 16 };

@@ -11,6 +11,8 @@
  * trust batching there.
  */
 
+import { rng } from '../random.ts';
+
 /**
  * Canary windows. Both decode greedy with no temperature fallback (one decode per pass, whatever
  * rounding would make fallback pick) and token timestamps on; the check is about equality, not
@@ -39,15 +41,8 @@ export const CANARY_OPTIONS = {
 export function canaryAudio(seconds: number, seed: number): Float32Array {
   const rate = 16_000;
   const out = new Float32Array(Math.round(seconds * rate));
-  let s = seed >>> 0;
-  const rand = () => {
-    // mulberry32: a fixed generator, so every process and backend hears the same canary
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  // A seeded generator, so every process and backend hears the same canary.
+  const rand = rng(seed);
   let phase = 0;
   let i = 0;
   while (i < out.length) {

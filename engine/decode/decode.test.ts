@@ -15,11 +15,13 @@ import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { codeOf } from '../../test-support/errors.ts';
+import { ffmpeg, ffmpegChildren } from '../../test-support/ffmpeg.ts';
 import { jfkSample } from '../../test-support/media.ts';
+import { noiseBytes } from '../../test-support/random.ts';
 import { closeServer } from '../../test-support/servers.ts';
 import { EngineError } from '../errors.ts';
 import { type DecodeOptions, decodeStream, decodeToPcm, SAMPLE_RATE } from './index.ts';
-import { ffmpeg, ffmpegChildren, noiseBytes, stalledStream, toneFrequency } from './test-helpers.ts';
+import { stalledStream, toneFrequency } from './testing/media.ts';
 
 let dir: string;
 const media = (name: string) => join(dir, name);

@@ -1,13 +1,13 @@
 /**
  * renderEdit against the real ffmpeg, on media that says where each frame and each stretch of audio
- * came from (test-media.ts): exactly the kept frames, the kept seconds' tones and not the removed ones,
+ * came from (testing/media.ts): exactly the kept frames, the kept seconds' tones and not the removed ones,
  * a flash and its beep within a frame of each other after every join, captions re-timed onto the render.
  */
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ffmpegChildren } from '../decode/test-helpers.ts';
+import { ffmpegChildren } from '../../test-support/ffmpeg.ts';
 import type { Transcript } from '../types.ts';
 import { keepFromRemove, type TimeRange } from './ranges.ts';
 import { renderEdit } from './render.ts';
@@ -23,7 +23,7 @@ import {
   readAudio,
   readFrames,
   toneOf,
-} from './test-media.ts';
+} from './testing/media.ts';
 
 let dir: string;
 let video: string; // 6 s

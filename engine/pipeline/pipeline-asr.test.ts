@@ -5,11 +5,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveModel } from '../../models/index.ts';
+import { readPcm } from '../../test-support/ffmpeg.ts';
 import { jfkSample, SENTENCES, speech } from '../../test-support/media.ts';
 import { type AsrResult, WhisperModel } from '../asr/index.ts';
 import type { AsrOptions, RunOptions } from '../types.ts';
 import { SileroVad } from '../vad/silero.ts';
-import { readPcm } from '../vad/test-support.ts';
 import { type PipelineModel, transcribeStream } from './index.ts';
 
 interface Recorded {

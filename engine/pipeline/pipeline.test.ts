@@ -5,12 +5,14 @@
  * observable. The same pipeline with the real addon and a synthetic model is in pipeline-asr.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readPcm } from '../../test-support/ffmpeg.ts';
 import { fixture, hasCorpus, needsCorpus } from '../../test-support/fixtures.ts';
+import { longAudio } from '../../test-support/long-audio.ts';
 import { jfkSample, SENTENCES, speech } from '../../test-support/media.ts';
+import { rng } from '../../test-support/random.ts';
 import { EngineError } from '../errors.ts';
 import type { AsrOptions, Progress, RunOptions, Segment } from '../types.ts';
 import { SileroVad } from '../vad/silero.ts';
-import { longAudio, readPcm, rng } from '../vad/test-support.ts';
 import { WhisperCppVad } from '../vad/whisper-vad.ts';
 import { type PipelineModel, planConcurrency, transcribeStream } from './index.ts';
 

@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readPcm } from '../../test-support/ffmpeg.ts';
 import { fixture, hasCorpus, needsCorpus } from '../../test-support/fixtures.ts';
 import { jfkSample, SENTENCES, speech } from '../../test-support/media.ts';
+import { rng } from '../../test-support/random.ts';
 import { EngineError } from '../errors.ts';
 import { detectSpeech, SileroVad, type SpeechSpan } from './silero.ts';
-import { readPcm, rng } from './test-support.ts';
 
 interface RefWord {
   word: string;

@@ -2,11 +2,12 @@ import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { readPcm } from '../../test-support/ffmpeg.ts';
 import { fixture, hasCorpus, needsCorpus } from '../../test-support/fixtures.ts';
+import { longAudio } from '../../test-support/long-audio.ts';
 import { detectSpeechWhisperVad } from '../asr/index.ts';
 import { isEngineError } from '../errors.ts';
 import type { SpeechSpan } from './silero.ts';
-import { longAudio, readPcm } from './test-support.ts';
 import { WhisperCppVad } from './whisper-vad.ts';
 
 async function streamed(vad: WhisperCppVad, pcm: Float32Array, chunk: number): Promise<SpeechSpan[]> {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { rng } from '../../test-support/random.ts';
 import type { SpeechSpan } from './silero.ts';
-import { rng } from './test-support.ts';
 import { type AudioWindow, planWindows, WindowPlanner } from './windows.ts';
 
 /** Invariants every plan must keep, whatever the spans. */

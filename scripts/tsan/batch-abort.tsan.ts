@@ -13,7 +13,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AsrResult, type TranscribeOptions, WhisperModel } from '../../engine/asr/index.ts';
-import { decodePcm, syntheticTiny } from '../../engine/asr/test-support.ts';
+import { syntheticTiny } from '../../engine/asr/testing/fixtures.ts';
+import { readPcm } from '../../test-support/ffmpeg.ts';
 import { fixture } from '../../test-support/fixtures.ts';
 
 // At most 32 tokens a pass: a random-weight model otherwise decodes to the context's end (≈ 220 tokens)
@@ -28,8 +29,8 @@ const COMMON: TranscribeOptions = {
   maxTokens: 32,
 };
 
-function slice(rel: string, fromSec: number, toSec: number): Float32Array {
-  const all = decodePcm(fixture(rel));
+async function slice(rel: string, fromSec: number, toSec: number): Promise<Float32Array> {
+  const all = await readPcm(fixture(rel));
   return all.slice(Math.round(fromSec * 16_000), Math.min(all.length, Math.round(toSec * 16_000)));
 }
 
@@ -39,10 +40,10 @@ let windows: Array<{ pcm: Float32Array; opts: TranscribeOptions }>;
 beforeAll(async () => {
   modelPath = await syntheticTiny();
   windows = [
-    { pcm: slice('speech/jfk/jfk.wav', 0, 6), opts: COMMON },
-    { pcm: slice('speech/ljspeech/LJ001-0001.wav', 0, 8), opts: COMMON },
-    { pcm: slice('speech/jfk/jfk.wav', 3, 9), opts: { ...COMMON, beamSize: 2 } },
-    { pcm: slice('speech/ljspeech/LJ001-0002.wav', 0, 8), opts: COMMON },
+    { pcm: await slice('speech/jfk/jfk.wav', 0, 6), opts: COMMON },
+    { pcm: await slice('speech/ljspeech/LJ001-0001.wav', 0, 8), opts: COMMON },
+    { pcm: await slice('speech/jfk/jfk.wav', 3, 9), opts: { ...COMMON, beamSize: 2 } },
+    { pcm: await slice('speech/ljspeech/LJ001-0002.wav', 0, 8), opts: COMMON },
   ];
 });
 
@@ -118,7 +119,7 @@ describe('abort under TSan', () => {
 
   it('an abort on the first progress event rejects ABORTED; the model still works', async () => {
     const ac = new AbortController();
-    const pcm = slice('speech/ljspeech/LJ001-0001.wav', 0, 8);
+    const pcm = await slice('speech/ljspeech/LJ001-0001.wav', 0, 8);
     await expect(
       model.transcribe(pcm, { ...COMMON, wordTimestamps: true }, { signal: ac.signal, onProgress: () => ac.abort() }),
     ).rejects.toMatchObject({ code: 'ABORTED' });

@@ -118,6 +118,40 @@ async function exists(path: string): Promise<boolean> {
   );
 }
 
+/**
+ * The items still to do; each one whose outputs (and edited outputs) all exist is counted as skipped
+ * and recorded with its earlier record, if that one completed.
+ */
+async function itemsToDo(
+  items: readonly BatchItem[],
+  options: Pick<BatchOptions, 'outDir' | 'formats' | 'edit'>,
+  previous: Map<string, BatchRecord>,
+  stats: BatchStats,
+  current: Map<string, BatchRecord>,
+): Promise<BatchItem[]> {
+  const { outDir, formats } = options;
+  const todo: BatchItem[] = [];
+  for (const item of items) {
+    const done = await Promise.all([
+      ...formats.map((f) => exists(outputPath(outDir, item.id, f))),
+      ...(options.edit ? formats.map((f) => exists(editedPath(outDir, item.id, f))) : []),
+    ]);
+    if (!done.every(Boolean)) {
+      todo.push(item);
+      continue;
+    }
+    stats.skipped += 1;
+    const before = previous.get(item.id);
+    current.set(item.id, {
+      ...(before?.status === 'completed'
+        ? before
+        : { id: item.id, source: item.source, finishedAt: new Date().toISOString() }),
+      status: 'skipped',
+    });
+  }
+  return todo;
+}
+
 /** Writes through a hidden temp file and a rename, so an output that exists is always whole. */
 async function writeAtomic(path: string, dir: string, name: string, text: string): Promise<void> {
   const tmp = join(dir, `.${name}.partial-${process.pid}`);
@@ -187,25 +221,7 @@ export async function runBatch(options: BatchOptions): Promise<BatchReport> {
     update(record);
   };
 
-  const todo: BatchItem[] = [];
-  for (const item of items) {
-    const done = await Promise.all([
-      ...formats.map((f) => exists(outputPath(outDir, item.id, f))),
-      ...(options.edit ? formats.map((f) => exists(editedPath(outDir, item.id, f))) : []),
-    ]);
-    if (done.every(Boolean)) {
-      stats.skipped += 1;
-      const before = previous.get(item.id);
-      current.set(item.id, {
-        ...(before?.status === 'completed'
-          ? before
-          : { id: item.id, source: item.source, finishedAt: new Date().toISOString() }),
-        status: 'skipped',
-      });
-    } else {
-      todo.push(item);
-    }
-  }
+  const todo = await itemsToDo(items, options, previous, stats, current);
   update();
 
   const runOne = async (item: BatchItem) => {

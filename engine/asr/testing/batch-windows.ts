@@ -6,9 +6,9 @@
  * Not imported by production code.
  */
 import { expect } from 'vitest';
-import { jfkSample, SENTENCES, type SpeechOptions, speech } from '../../test-support/media.ts';
-import { type AsrResult, type TranscribeOptions, WhisperModel } from './index.ts';
-import { decodePcm } from './test-support.ts';
+import { readPcm } from '../../../test-support/ffmpeg.ts';
+import { jfkSample, SENTENCES, type SpeechOptions, speech } from '../../../test-support/media.ts';
+import { type AsrResult, type TranscribeOptions, WhisperModel } from '../index.ts';
 
 export interface Window {
   name: string;
@@ -24,8 +24,8 @@ export const COMMON: TranscribeOptions = {
 };
 export const SEEKING = 'en-0 gb seeking';
 
-function slice(path: string, fromSec: number, toSec: number): Float32Array {
-  const all = decodePcm(path);
+async function slice(path: string, fromSec: number, toSec: number): Promise<Float32Array> {
+  const all = await readPcm(path);
   return all.slice(Math.round(fromSec * 16_000), Math.min(all.length, Math.round(toSec * 16_000)));
 }
 

@@ -2,7 +2,7 @@
 import { execFile } from 'node:child_process';
 import { join, resolve } from 'node:path';
 
-export const REPO_ROOT = resolve(import.meta.dirname, '..');
+export const REPO_ROOT = resolve(import.meta.dirname, '../..');
 
 export interface CliResult {
   code: number;

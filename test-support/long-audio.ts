@@ -1,38 +1,8 @@
 /**
- * Test and benchmark support for the VAD and the pipeline: the shared fixtures this area uses (each
- * checked against its sha256, with a clear message when the folder is missing), a small ffmpeg reader
- * for short clips, and generators of long PCM streams built from real speech.
+ * Long PCM streams for the VAD, pipeline and long-audio tests and benchmarks: real speech clips with
+ * quiet gaps between them, generated chunk by chunk (hours of audio without hours of memory).
  */
-import { spawn } from 'node:child_process';
-
-// Fixture paths, checked against the fixtures' manifest: one implementation for every test.
-export { fixture, fixturesUnder, REPO_ROOT } from '../../test-support/fixtures.ts';
-
-import { rng } from '../../test-support/random.ts';
-
-export { rng };
-
-/** A short media file as 16 kHz mono f32 PCM, through the system ffmpeg (argument array, no shell). */
-export function readPcm(path: string): Promise<Float32Array> {
-  return new Promise((resolvePcm, reject) => {
-    const args = ['-nostdin', '-v', 'error', '-i', path, '-ac', '1', '-ar', '16000', '-f', 'f32le', 'pipe:1'];
-    const child = spawn('ffmpeg', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    const chunks: Buffer[] = [];
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => chunks.push(c));
-    child.stderr.on('data', (c: Buffer) => {
-      err += c.toString();
-    });
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`ffmpeg failed on ${path}: ${err.trim()}`));
-      const buf = Buffer.concat(chunks);
-      const out = new Float32Array(buf.byteLength / 4);
-      new Uint8Array(out.buffer).set(buf.subarray(0, out.byteLength));
-      resolvePcm(out);
-    });
-  });
-}
+import { rng } from './random.ts';
 
 export interface LongAudioOptions {
   /** Total length in seconds. */

@@ -10,6 +10,7 @@
 
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { ffmpeg, readPcm } from '../../../test-support/ffmpeg.ts';
 
 const execFileP = promisify(execFile);
 
@@ -20,10 +21,6 @@ export const RATE = 48_000;
 export const BEEP_HZ = 3000;
 export const toneOf = (second: number) => 400 + 100 * second;
 export const isMarkerFrame = (n: number) => n % 10 === 5;
-
-async function ffmpeg(...args: string[]): Promise<void> {
-  await execFileP('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-nostdin', '-y', ...args]);
-}
 
 const VIDEO = (seconds: number) =>
   `color=c=black:s=${W}x${H}:r=${FPS}:d=${seconds},format=yuv420p,` +
@@ -65,17 +62,8 @@ export async function readFrames(path: string): Promise<Array<{ index: number; f
   return frames;
 }
 
-/** Mono f32 samples at RATE. */
-export async function readAudio(path: string): Promise<Float32Array> {
-  const { stdout } = await execFileP(
-    'ffmpeg',
-    ['-v', 'error', '-nostdin', '-i', path, '-vn', '-ac', '1', '-ar', String(RATE), '-f', 'f32le', 'pipe:1'],
-    { encoding: 'buffer', maxBuffer: 256 * 1024 * 1024 },
-  );
-  const copy = new Uint8Array(stdout.length);
-  copy.set(stdout);
-  return new Float32Array(copy.buffer, 0, Math.floor(stdout.length / 4));
-}
+/** Mono f32 samples at RATE, through the one test reader of PCM. */
+export const readAudio = (path: string): Promise<Float32Array> => readPcm(path, RATE);
 
 /** Goertzel power of `freq` in x[from, to), normalised to the mean square of a full-scale sine's. */
 export function goertzel(x: Float32Array, freq: number, from = 0, to = x.length): number {
