@@ -351,7 +351,6 @@ describe('projects', () => {
     // The first clip's words at their place in [1, 3); the second's shifted by the first clip's 2 s.
     const w = await words(made.id);
     expect(w.map((x) => x.text)).toEqual(['two', 'um', 'one', 'two']);
-    const expected = [0.2, 1.1, 2.2, 3.2];
-    w.forEach((x, i) => expect(x.start).toBeCloseTo(expected[i] ?? -1, 1));
+    expect(w.map((x) => Math.round(x.start * 10) / 10)).toEqual([0.2, 1.1, 2.2, 3.2]);
   }, 90_000);
 });
