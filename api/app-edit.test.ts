@@ -42,6 +42,8 @@ interface Player {
   play(): Promise<void>;
   pause(): void;
   addEventListener(type: string, f: () => void, o?: { once: boolean }): void;
+  /** For the other elements looked up by id (the edit summary). */
+  textContent?: string | null;
 }
 interface El {
   textContent: string | null;
@@ -255,4 +257,40 @@ describe('edit mode on the watch page', () => {
     expect(problems).toEqual([]);
     await page.close();
   }, 120_000);
+
+  it('saves only kept strikes: a proposal neither kept nor undone is not sent', async () => {
+    const page = await browser.newPage();
+    // The trim request is caught and answered here: what matters is its body, not a render.
+    const sent: unknown[] = [];
+    await page.setRequestInterception(true);
+    page.on('request', (req) => {
+      if (req.method() === 'POST' && req.url().endsWith('/trim')) {
+        sent.push(JSON.parse(req.postData() ?? 'null'));
+        void req.respond({
+          status: 400,
+          contentType: 'application/json',
+          body: JSON.stringify({ statusCode: 400, code: 'EDIT_INVALID', message: 'caught by the test' }),
+        });
+      } else void req.continue();
+    });
+    await page.goto(`${base}/app/videos/${videoId}`);
+    await page.waitForSelector('body[data-editable="true"]', { timeout: 30_000 });
+    await page.click('#edit-toggle');
+    await page.click('#edit-fillers');
+    await page.waitForSelector('#transcript .w.proposed');
+    const summary = () =>
+      page.evaluate(() => (globalThis as unknown as G).document.getElementById('edit-summary')!.textContent);
+    // Only a proposal: nothing is sent.
+    await page.click('#edit-save');
+    expect(await summary()).toBe('Keep the proposal to cut it.');
+    await page.click(`#transcript .w[data-i="${WORDS.findIndex((w) => w.text === 'one')}"]`);
+    await page.keyboard.press('Delete');
+    await page.click('#edit-save');
+    await page.waitForFunction(() =>
+      /^Not saved/.test((globalThis as unknown as G).document.getElementById('edit-summary')!.textContent ?? ''),
+    );
+    // The struck "one", and not the proposed "um".
+    expect(sent).toEqual([{ remove: [{ start: 0.2, end: 0.6 }] }]);
+    await page.close();
+  }, 60_000);
 });

@@ -38,6 +38,7 @@ export {
   planCuts,
   type RenderEditOptions,
   type RenderEditResult,
+  type RenderInput,
   renderEdit,
   retimeTranscript,
   suggestFillerCuts,

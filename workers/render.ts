@@ -1,12 +1,11 @@
 /**
  * Render jobs (edit by transcript): a job whose options carry `render` cuts its parts' kept ranges
- * with engine/edit and writes the result where the job says. The file is written under a temporary
+ * with engine/edit, joined in order in one render, and writes the result where the job says. The file is written under a temporary
  * name and renamed at the end, so a reader never sees half a render and a rerun (delivery is at
  * least once) starts clean. The job's result is a Transcript with the output's duration and no
  * segments: the producer re-times the source's words itself.
  */
 import { rename, rm } from 'node:fs/promises';
-import { EngineError } from '../engine/errors.ts';
 import { renderEdit } from '../engine/index.ts';
 import type { Transcript } from '../engine/types.ts';
 import type { JobContext, RenderJobSpec } from './types.ts';
@@ -19,16 +18,12 @@ export async function runRenderJob(
   ctx: JobContext,
   render: RenderFn = renderEdit,
 ): Promise<Transcript> {
-  if (spec.parts.length !== 1) {
-    throw new EngineError('INVALID_OPTIONS', 'This worker renders one source per job.');
-  }
-  const part = spec.parts[0]!;
   const partial = `${spec.output}.partial`;
   try {
+    // Every part is an input of the one render: clips of several sources join in a single ffmpeg pass.
     const out = await render({
-      input: part.source,
+      inputs: spec.parts.map((p) => ({ path: p.source, keep: p.keep })),
       output: partial,
-      keep: part.keep,
       signal: ctx.signal,
       onProgress: (p) => ctx.onProgress({ stage: 'render', fraction: p.fraction, done: p.outSeconds }),
       ...(spec.maxOutputSeconds !== undefined ? { maxOutputSeconds: spec.maxOutputSeconds } : {}),
@@ -37,7 +32,8 @@ export async function runRenderJob(
     return {
       language: 'und',
       duration: out.duration,
-      segments: out.keep.map((k) => ({ start: k.start, end: k.end, text: '0' })),
+      // Each rendered range tagged with its part's index (see RenderJobSpec).
+      segments: out.inputKeep.flatMap((keep, i) => keep.map((k) => ({ start: k.start, end: k.end, text: String(i) }))),
     };
   } finally {
     await rm(partial, { force: true });

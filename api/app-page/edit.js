@@ -66,10 +66,15 @@ function collectWords() {
   });
 }
 
-/** The ranges the edit removes, in order, joined where they touch: the save request and the preview. */
-export function removedRanges() {
+/**
+ * The ranges the edit removes, in order, joined where they touch. Saving sends only what was kept
+ * (`withProposal` false): a proposal neither kept nor undone is not part of the edit. The preview
+ * plays it as if kept, so it can be heard before choosing.
+ */
+export function removedRanges(withProposal = false) {
   const cuts = [];
-  const struck = new Set([...ed.struck, ...(ed.proposal?.words ?? [])]);
+  const proposal = withProposal ? ed.proposal : null;
+  const struck = new Set([...ed.struck, ...(proposal?.words ?? [])]);
   let i = 0;
   while (i < ed.words.length) {
     if (!struck.has(i)) {
@@ -81,7 +86,7 @@ export function removedRanges() {
     cuts.push({ start: ed.words[i].start, end: ed.words[j].end });
     i = j + 1;
   }
-  for (const map of [ed.pauses, ed.proposal?.pauses ?? new Map()]) for (const r of map.values()) cuts.push(r);
+  for (const map of [ed.pauses, proposal?.pauses ?? new Map()]) for (const r of map.values()) cuts.push(r);
   cuts.sort((a, b) => a.start - b.start);
   const out = [];
   for (const c of cuts) {
@@ -200,7 +205,7 @@ function previewLoop() {
   ed.frame = 0;
   if (!ed.on || player.paused) return;
   const t = player.currentTime;
-  for (const r of removedRanges()) {
+  for (const r of removedRanges(true)) {
     if (t >= r.start - EPS && t < r.end) {
       player.currentTime = r.end + EPS;
       break;
@@ -212,7 +217,7 @@ function previewLoop() {
 async function save() {
   const remove = removedRanges();
   if (remove.length === 0) {
-    $('edit-summary').textContent = 'Strike something first.';
+    $('edit-summary').textContent = ed.proposal ? 'Keep the proposal to cut it.' : 'Strike something first.';
     return;
   }
   $('edit-save').disabled = true;

@@ -18,14 +18,11 @@ import {
   EngineError,
   extractThumbnail,
   isEngineError,
-  isFiller,
   keepFromRemove,
   mediaContentType,
-  mergeRanges,
+  planCuts,
   probeMedia,
   retimeTranscript,
-  suggestFillerCuts,
-  suggestPauseCuts,
   type TimeRange,
 } from '../../engine/index.ts';
 import type { Transcript } from '../../engine/types.ts';
@@ -75,8 +72,6 @@ export interface RenderStatus {
   error: string | null;
 }
 
-const DEFAULT_PAUSE_TO = 0.3;
-
 export class EditRenders {
   readonly #o: EditRendersOptions;
   readonly #running = new Map<string, { controller: AbortController; done: Promise<void>; progress: number }>();
@@ -91,35 +86,35 @@ export class EditRenders {
   }
 
   /**
-   * The kept ranges of `source` for a trim: the caller's cuts (checked by the engine: in order,
+   * The kept ranges of `source` for a trim, by engine/edit's planCuts: the caller's cuts (in order,
    * inside the media, leaving something — 400 EDIT_INVALID otherwise), with the suggested pause and
-   * filler cuts added when asked.
+   * filler cuts added when asked (pauses shortened to `pauseTo`, by default the smaller of 0.3 s and
+   * half of `shortenPausesOver`; a removed filler's neighbours measured as one pause).
    */
   async keepFor(source: Video, req: TrimRequest): Promise<{ keep: TimeRange[]; duration: number }> {
     if (source.state !== 'ready') throw new ApiError(409, 'MEDIA_NOT_READY', 'The video has no media yet.');
     const duration = source.durationSec ?? (await probeMedia(this.#o.files.mediaPath(source.id)))?.durationSec;
     if (!duration) throw new EngineError('EDIT_INVALID', 'The media has no known duration to cut.');
-    // The caller's own list must be valid as given (ordered, inside the media, leaving something).
-    keepFromRemove(duration, req.remove);
-    const cuts: TimeRange[] = [...req.remove];
-    if (req.shortenPausesOver !== undefined || req.removeFillers) {
-      const t = await this.#sourceTranscript(source);
-      if (!t?.segments.some((s) => (s.words?.length ?? 0) > 0)) {
+    const suggest = req.shortenPausesOver !== undefined || req.removeFillers === true;
+    let t: Transcript = { language: 'und', duration, segments: [] };
+    if (suggest) {
+      // The caller's own list is checked first: a bad range is 400 whatever the transcript.
+      keepFromRemove(duration, req.remove);
+      const found = await this.#sourceTranscript(source);
+      if (!found?.segments.some((s) => (s.words?.length ?? 0) > 0)) {
         throw new ApiError(409, 'EDIT_NEEDS_TRANSCRIPT', 'Shortening pauses and removing fillers need word times.');
       }
-      if (req.removeFillers) cuts.push(...suggestFillerCuts(t, { language: t.language }));
-      if (req.shortenPausesOver !== undefined) {
-        const to = req.pauseTo ?? Math.min(DEFAULT_PAUSE_TO, req.shortenPausesOver);
-        // A filler that goes leaves a pause: the words around it are measured as neighbours.
-        const spoken = req.removeFillers ? withoutFillers(t) : t;
-        cuts.push(...suggestPauseCuts(spoken, { over: req.shortenPausesOver, to }));
-      }
+      t = found;
     }
-    // Suggestions may overlap the caller's cuts and each other: joined, and kept inside the media.
-    const inside = cuts
-      .map((c) => ({ start: Math.max(0, c.start), end: Math.min(duration, c.end) }))
-      .filter((c) => c.end > c.start);
-    return { keep: keepFromRemove(duration, mergeRanges(inside)), duration };
+    // engine/edit's planCuts: the same rules as the CLI's and the batch's (validation, suggestions, merging).
+    const { keep } = planCuts(duration, t, {
+      remove: req.remove,
+      shortenPausesOver: req.shortenPausesOver,
+      pauseTo: req.pauseTo,
+      removeFillers: req.removeFillers,
+      language: t.language,
+    });
+    return { keep, duration };
   }
 
   /** Creates the trimmed video (`rendering`) and starts its render. */
@@ -395,13 +390,6 @@ export function engineTranscript(c: CaptionTranscript): Transcript {
       text: s.text,
       words: s.words.map((w) => ({ start: w.start, end: w.end, text: w.text, p: 1 })),
     })),
-  };
-}
-
-function withoutFillers(t: Transcript): Transcript {
-  return {
-    ...t,
-    segments: t.segments.map((s) => ({ ...s, words: (s.words ?? []).filter((w) => !isFiller(w.text, t.language)) })),
   };
 }
 

@@ -313,4 +313,44 @@ describe('projects', () => {
     shown = (await owner.request({ url: `/api/projects/${project.id}` })).json();
     expect(shown).toMatchObject({ latestExport: { id: made.id, state: 'ready' } });
   }, 90_000);
+
+  it('exports clips of two sources of different sizes into one video, captions shifted onto each', async () => {
+    // A second source twice the first's size, at another frame and sample rate.
+    const big = join(dir, 'big.mp4');
+    // biome-ignore format: flag/value pairs read best one pair per line
+    execFileSync('ffmpeg', [
+      '-v', 'error',
+      '-f', 'lavfi', '-i', `testsrc2=size=320x240:rate=30:duration=${DURATION}`,
+      '-f', 'lavfi', '-i', `sine=frequency=1500:sample_rate=44100:duration=${DURATION}`,
+      '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', big,
+    ]);
+    const first = await readyVideo(clip, 'First');
+    const second = await readyVideo(big, 'Second');
+    const project = (
+      await owner.request({ method: 'POST', url: '/api/projects', csrf: true, payload: { title: 'Two' } })
+    ).json<{ id: string }>();
+    for (const [v, start, end] of [
+      [first, 1, 3],
+      [second, 0, 2],
+    ] as const) {
+      const sourceUrl = `${config.media.origin}/media/videos/${v.id}/media`;
+      const add = await owner.request({
+        method: 'POST',
+        url: `/api/projects/${project.id}/clips`,
+        csrf: true,
+        payload: { sourceUrl, start, end },
+      });
+      expect(add.statusCode).toBe(200);
+    }
+    const exp = await owner.request({ method: 'POST', url: `/api/projects/${project.id}/export`, csrf: true });
+    expect(exp.statusCode).toBe(202);
+    const made = exp.json<{ id: string }>();
+    const done = await settledVideo(made.id);
+    expect(done).toMatchObject({ state: 'ready', captionStatus: 'ready', renderError: null });
+    expect(done.durationSec as number).toBeCloseTo(4, 1);
+    // The first clip's words at their place in [1, 3); the second's shifted by the first clip's 2 s.
+    const w = await words(made.id);
+    expect(w.map((x) => x.text)).toEqual(['two', 'um', 'one', 'two']);
+    expect(w.map((x) => Math.round(x.start * 10) / 10)).toEqual([0.2, 1.1, 2.2, 3.2]);
+  }, 90_000);
 });

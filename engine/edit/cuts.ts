@@ -7,7 +7,7 @@
 
 import type { Transcript } from '../types.ts';
 import { keepFromRemove, mergeRanges, type TimeRange } from './ranges.ts';
-import { suggestFillerCuts, suggestPauseCuts } from './suggest.ts';
+import { isFiller, suggestFillerCuts, suggestPauseCuts } from './suggest.ts';
 
 export interface EditRequest {
   /** The person's cuts: sorted, disjoint, inside the media. */
@@ -35,11 +35,20 @@ export function planCuts(duration: number, transcript: Transcript, req: EditRequ
   const clamp = (rs: TimeRange[]) =>
     rs.map((r) => ({ start: r.start, end: Math.min(r.end, duration) })).filter((r) => r.end > r.start);
   const over = req.shortenPausesOver;
+  // A filler that goes leaves a pause: the words around it are measured as neighbours.
+  const spoken = req.removeFillers ? withoutFillers(transcript, req.language) : transcript;
   const pauses =
     over === undefined
       ? []
-      : suggestPauseCuts(transcript, { over, to: req.pauseTo ?? Math.min(0.3, over / 2), speech: req.speech });
+      : suggestPauseCuts(spoken, { over, to: req.pauseTo ?? Math.min(0.3, over / 2), speech: req.speech });
   const fillers = req.removeFillers ? suggestFillerCuts(transcript, { language: req.language }) : [];
   const remove = mergeRanges([...own, ...clamp(pauses), ...clamp(fillers)]);
   return { keep: keepFromRemove(duration, remove), remove };
+}
+
+function withoutFillers(t: Transcript, language = t.language): Transcript {
+  return {
+    ...t,
+    segments: t.segments.map((s) => ({ ...s, words: (s.words ?? []).filter((w) => !isFiller(w.text, language)) })),
+  };
 }

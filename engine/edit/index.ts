@@ -16,9 +16,11 @@ export {
 } from './ranges.ts';
 export {
   editOutputFormat,
+  MAX_RENDER_INPUTS,
   RENDER_DEFAULTS,
   type RenderEditOptions,
   type RenderEditResult,
+  type RenderInput,
   renderEdit,
 } from './render.ts';
 export { retimeTranscript } from './retime.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { filterGraph, outputFormat, planPieces } from './plan.ts';
+import { filterGraph, outputFormat, planParts, planPieces, renderTarget } from './plan.ts';
 import type { EditInput } from './probe.ts';
 import { keepFromRemove, totalDuration } from './ranges.ts';
 
@@ -88,5 +88,41 @@ describe('filterGraph and outputFormat', () => {
       extension: 'm4a',
       audioArgs: ['-c:a', 'aac', '-b:a', '128000'],
     });
+  });
+});
+
+describe('several inputs', () => {
+  it("plans at the first video input's rate, carrying offsets across parts, with black for audio-only", () => {
+    const voice: EditInput = {
+      duration: 5,
+      formatName: 'wav',
+      audio: { codec: 'pcm_s16le', sampleRate: 16_000, channels: 1 },
+    };
+    const small = { ...ntsc, video: { fps: { num: 25, den: 1 }, width: 321, height: 241 } };
+    const target = renderTarget([voice, small, ntsc]);
+    expect(target.video).toEqual({ fps: { num: 25, den: 1 }, width: 320, height: 240 });
+    expect(target.audio?.sampleRate).toBe(16_000);
+    const plan = planParts(
+      [
+        { keep: [{ start: 0, end: 1.01 }], input: voice },
+        { keep: [{ start: 2, end: 3.01 }], input: small },
+        { keep: [{ start: 0, end: 1 }], input: ntsc },
+      ],
+      target,
+    );
+    expect(plan.pieces.map((p) => [p.input, p.frames])).toEqual([
+      [0, [0, 25]],
+      [1, [50, 76]],
+      [2, [0, 25]], // 3.02 s exact → 75.5 frames → 76 in all
+    ]);
+    expect(plan.duration).toBeCloseTo(3.04, 6);
+    const graph = filterGraph(plan, target, 160, [voice, small, ntsc]);
+    expect(graph).toMatch(/color=c=black:s=320x240:r=25\/1.*trim=end_frame=25.*\[pv0\]/);
+    expect(graph).not.toMatch(/\[0:v:0\]/);
+    expect(graph).toMatch(/\[2:v:0\]fps=fps=25\/1.*pad=320:240/);
+    expect(graph).toMatch(
+      /\[2:a:0\]aresample=async=1:first_pts=0,aresample=16000,aformat=sample_rates=16000:channel_layouts=mono/,
+    );
+    expect(graph).toMatch(/concat=n=3:v=1:a=1\[v\]\[a\]/);
   });
 });

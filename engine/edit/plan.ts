@@ -14,9 +14,11 @@ import type { EditInput } from './probe.ts';
 import type { TimeRange } from './ranges.ts';
 
 export interface Piece extends TimeRange {
+  /** Which input (of a multi-input render) the piece is cut from; 0 for one input. */
+  input: number;
   /** Frame indices [from, to) at the render's rate (video only). */
   frames?: [number, number];
-  /** Sample indices [from, to) at the source's rate (when there is audio). */
+  /** Sample indices [from, to) at the render's sample rate (when there is audio). */
   samples?: [number, number];
 }
 
@@ -26,44 +28,118 @@ export interface Plan {
   duration: number;
 }
 
+/** One input of a render and the ranges kept of it (in its own seconds). */
+export interface PlanPart {
+  keep: readonly TimeRange[];
+  input: EditInput;
+}
+
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 /** Nearest integer of a product of decimals: 1.9 × 25 is 47.4999… in floating point, and means 47.5. */
 const nearest = (x: number) => Math.round(round6(x));
 
+/**
+ * What a render writes, from its inputs: video when any input has video, at the first video input's
+ * rate and (even) size; audio when any has audio, at the first audio input's rate and channel count.
+ * For one input, the input itself.
+ */
+export function renderTarget(inputs: readonly EditInput[]): EditInput {
+  const first = inputs[0];
+  if (!first) throw new Error('renderTarget: no inputs');
+  if (inputs.length === 1) return first;
+  const v = inputs.find((i) => i.video)?.video;
+  const a = inputs.find((i) => i.audio)?.audio;
+  return {
+    duration: inputs.reduce((s, i) => s + i.duration, 0),
+    formatName: (inputs.find((i) => i.audio) ?? first).formatName,
+    video: v ? { ...v, width: even(v.width), height: even(v.height) } : undefined,
+    audio: a,
+  };
+}
+
+const even = (n: number) => Math.max(2, Math.trunc(n / 2) * 2);
+
 export function planPieces(keep: readonly TimeRange[], input: EditInput): Plan {
-  const sr = input.audio?.sampleRate;
+  return planParts([{ keep, input }], input);
+}
+
+/**
+ * The pieces of every part, in order, at `target`'s frame and sample rate (each input is converted to
+ * them in the graph). Output offsets carry across parts, so a piece of the tenth clip sits within half a
+ * frame of its exact offset as a piece of the first does.
+ */
+export function planParts(parts: readonly PlanPart[], target: EditInput): Plan {
+  const sr = target.audio?.sampleRate;
   const pieces: Piece[] = [];
-  if (input.video) {
-    const { num, den } = input.video.fps;
-    const lastFrame = Math.ceil((input.duration * num) / den);
+  if (target.video) {
+    const { num, den } = target.video.fps;
     const sample = (frame: number) => (sr ? Math.round((frame * den * sr) / num) : 0);
     let exactOut = 0;
     let outFrames = 0;
-    for (const r of keep) {
-      exactOut += r.end - r.start;
-      const from = Math.min(nearest((r.start * num) / den), lastFrame);
-      const to = Math.min(from + nearest((exactOut * num) / den) - outFrames, lastFrame);
-      if (to <= from) continue; // shorter than a frame: its time goes to the next piece
-      outFrames += to - from;
-      pieces.push({
-        start: round6((from * den) / num),
-        end: round6((to * den) / num),
-        frames: [from, to],
-        samples: sr ? [sample(from), sample(to)] : undefined,
-      });
-    }
+    parts.forEach(({ keep, input: media }, input) => {
+      const lastFrame = Math.ceil((media.duration * num) / den);
+      for (const r of keep) {
+        exactOut += r.end - r.start;
+        const from = Math.min(nearest((r.start * num) / den), lastFrame);
+        const to = Math.min(from + nearest((exactOut * num) / den) - outFrames, lastFrame);
+        if (to <= from) continue; // shorter than a frame: its time goes to the next piece
+        outFrames += to - from;
+        pieces.push({
+          input,
+          start: round6((from * den) / num),
+          end: round6((to * den) / num),
+          frames: [from, to],
+          samples: sr ? [sample(from), sample(to)] : undefined,
+        });
+      }
+    });
     return { pieces, duration: round6((outFrames * den) / num) };
   }
   const rate = sr ?? 48_000;
   let outSamples = 0;
-  for (const r of keep) {
-    const from = nearest(r.start * rate);
-    const to = nearest(Math.min(r.end, input.duration) * rate);
-    if (to <= from) continue;
-    outSamples += to - from;
-    pieces.push({ start: round6(from / rate), end: round6(to / rate), samples: [from, to] });
-  }
+  parts.forEach(({ keep, input: media }, input) => {
+    for (const r of keep) {
+      const from = nearest(r.start * rate);
+      const to = nearest(Math.min(r.end, media.duration) * rate);
+      if (to <= from) continue;
+      outSamples += to - from;
+      pieces.push({ input, start: round6(from / rate), end: round6(to / rate), samples: [from, to] });
+    }
+  });
   return { pieces, duration: round6(outSamples / rate) };
+}
+
+/** ffmpeg's channel layout for the joined audio of several inputs: mono stays mono, the rest is stereo. */
+const layoutOf = (audio: NonNullable<EditInput['audio']>) => (audio.channels === 1 ? 'mono' : 'stereo');
+
+/** Per input: its video and audio made like the target's, split into one stream per piece. */
+function inputChains(plan: Plan, target: EditInput, inputs: readonly EditInput[]): string[] {
+  const lines: string[] = [];
+  const single = inputs.length === 1;
+  inputs.forEach((media, i) => {
+    const mine = plan.pieces.flatMap((p, k) => (p.input === i ? [k] : []));
+    if (mine.length === 0) return; // nothing kept of it: its streams stay unread
+    const labels = (p: string) => mine.map((k) => `[${p}${k}]`).join('');
+    if (target.video && media.video) {
+      const { num, den } = target.video.fps;
+      const { width: w, height: h } = target.video;
+      // One input keeps its size (made even for 4:2:0); several are fitted into the first's frame.
+      const size = single
+        ? 'scale=trunc(iw/2)*2:trunc(ih/2)*2'
+        : `scale=${w}:${h}:force_original_aspect_ratio=decrease:force_divisible_by=2,pad=${w}:${h}:(ow-iw)/2:(oh-ih)/2,setsar=1`;
+      lines.push(
+        `[${i}:v:0]fps=fps=${num}/${den}:start_time=0,${size},format=yuv420p,split=${mine.length}${labels('sv')}`,
+      );
+    }
+    if (target.audio && media.audio) {
+      const sr = target.audio.sampleRate;
+      const convert = single
+        ? ''
+        : `,aresample=${sr},aformat=sample_rates=${sr}:channel_layouts=${layoutOf(target.audio)}`;
+      lines.push(`[${i}:a:0]aresample=async=1:first_pts=0${convert},asplit=${mine.length}${labels('sa')}`);
+    }
+  });
+  return lines;
 }
 
 /**
@@ -71,36 +147,50 @@ export function planPieces(keep: readonly TimeRange[], input: EditInput): Plan {
  * is repeated back to 0, so frame k is at k / fps), even dimensions for 4:2:0, then one trim per piece.
  * Audio: gaps in its timestamps filled and a late start padded from 0 (so sample n is at n / rate, as
  * the video's frames are), one atrim per piece, a fade of `fadeSamples` at each side of every join.
+ * Several inputs: each converted to `target`'s rate, size and sample rate first; a piece of an input
+ * without the target's video is black frames, one without its audio is silence, of the piece's length.
  */
-export function filterGraph(plan: Plan, input: EditInput, fadeSamples: number): string {
+export function filterGraph(
+  plan: Plan,
+  target: EditInput,
+  fadeSamples: number,
+  inputs: readonly EditInput[] = [target],
+): string {
   const n = plan.pieces.length;
-  const lines: string[] = [];
-  const labels = (p: string) => plan.pieces.map((_, i) => `[${p}${i}]`).join('');
-  if (input.video) {
-    const { num, den } = input.video.fps;
-    lines.push(
-      `[0:v:0]fps=fps=${num}/${den}:start_time=0,scale=trunc(iw/2)*2:trunc(ih/2)*2,format=yuv420p,split=${n}${labels('sv')}`,
-    );
-    plan.pieces.forEach((p, i) => {
+  const lines = inputChains(plan, target, inputs);
+  if (target.video) {
+    const { num, den } = target.video.fps;
+    const { width: w, height: h } = target.video;
+    plan.pieces.forEach((p, k) => {
       const [from, to] = p.frames as [number, number];
-      lines.push(`[sv${i}]trim=start_pts=${from}:end_pts=${to},setpts=PTS-STARTPTS[pv${i}]`);
+      lines.push(
+        inputs[p.input]?.video
+          ? `[sv${k}]trim=start_pts=${from}:end_pts=${to},setpts=PTS-STARTPTS[pv${k}]`
+          : `color=c=black:s=${w}x${h}:r=${num}/${den},format=yuv420p,setsar=1,trim=end_frame=${to - from},setpts=PTS-STARTPTS[pv${k}]`,
+      );
     });
   }
-  if (input.audio) {
-    lines.push(`[0:a:0]aresample=async=1:first_pts=0,asplit=${n}${labels('sa')}`);
-    plan.pieces.forEach((p, i) => {
+  if (target.audio) {
+    const sr = target.audio.sampleRate;
+    plan.pieces.forEach((p, k) => {
       const [from, to] = p.samples as [number, number];
       const len = to - from;
+      if (!inputs[p.input]?.audio) {
+        lines.push(
+          `anullsrc=r=${sr}:cl=${layoutOf(target.audio!)},atrim=end_sample=${len},asetpts=PTS-STARTPTS[pa${k}]`,
+        );
+        return;
+      }
       const fade = Math.min(fadeSamples, Math.floor(len / 2));
-      let chain = `[sa${i}]atrim=start_sample=${from}:end_sample=${to},asetpts=PTS-STARTPTS`;
-      if (fade > 0 && i > 0) chain += `,afade=t=in:ss=0:ns=${fade}`;
-      if (fade > 0 && i < n - 1) chain += `,afade=t=out:ss=${len - fade}:ns=${fade}`;
-      lines.push(`${chain}[pa${i}]`);
+      let chain = `[sa${k}]atrim=start_sample=${from}:end_sample=${to},asetpts=PTS-STARTPTS`;
+      if (fade > 0 && k > 0) chain += `,afade=t=in:ss=0:ns=${fade}`;
+      if (fade > 0 && k < n - 1) chain += `,afade=t=out:ss=${len - fade}:ns=${fade}`;
+      lines.push(`${chain}[pa${k}]`);
     });
   }
-  const v = input.video ? 1 : 0;
-  const a = input.audio ? 1 : 0;
-  const ins = plan.pieces.map((_, i) => `${v ? `[pv${i}]` : ''}${a ? `[pa${i}]` : ''}`).join('');
+  const v = target.video ? 1 : 0;
+  const a = target.audio ? 1 : 0;
+  const ins = plan.pieces.map((_, k) => `${v ? `[pv${k}]` : ''}${a ? `[pa${k}]` : ''}`).join('');
   lines.push(`${ins}concat=n=${n}:v=${v}:a=${a}${v ? '[v]' : ''}${a ? '[a]' : ''}`);
   return `${lines.join(';\n')}\n`;
 }

@@ -16,17 +16,39 @@ import { basename, dirname, join } from 'node:path';
 import { FORMAT_WHITELIST } from '../decode/index.ts';
 import { spawnFailure } from '../decode/tool.ts';
 import { abortError, EngineError, throwIfAborted } from '../errors.ts';
-import { filterGraph, type OutputFormat, outputFormat, type Plan, planPieces, type VideoSettings } from './plan.ts';
+import {
+  filterGraph,
+  type OutputFormat,
+  outputFormat,
+  type Plan,
+  planParts,
+  renderTarget,
+  type VideoSettings,
+} from './plan.ts';
 import { type EditInput, probeEditInput } from './probe.ts';
 import { checkKeep, type TimeRange } from './ranges.ts';
 
+/** One input of a multi-input render: a local media file and the ranges kept of it. */
+export interface RenderInput {
+  path: string;
+  /** Ranges of this input to keep, in its own seconds: sorted, disjoint (see keepFromRemove). */
+  keep: TimeRange[];
+}
+
 export interface RenderEditOptions {
-  /** A local media file (never a URL: ffmpeg may read files only). */
-  input: string;
+  /** A local media file (never a URL: ffmpeg may read files only). Or `inputs`, for several. */
+  input?: string;
+  /** Ranges of `input` to keep, in seconds: sorted, disjoint (see keepFromRemove). */
+  keep?: TimeRange[];
+  /**
+   * Several inputs joined in this order into one output (a project's clips), instead of `input`/`keep`.
+   * The output has video when any input has, at the first video input's frame rate and size (the
+   * others scaled to fit and padded); a piece of an audio-only input is black frames. It has audio when
+   * any input has, at the first audio input's sample rate; a piece of a silent input is silence.
+   */
+  inputs?: RenderInput[];
   /** Where the new file goes; written under a temporary name first, renamed when complete. */
   output: string;
-  /** Ranges of the input to keep, in seconds: sorted, disjoint (see keepFromRemove). */
-  keep: TimeRange[];
   signal?: AbortSignal;
   onProgress?: (p: { fraction: number; outSeconds: number }) => void;
   /** Audio fade at each side of every join, 0..20 ms (default 10). */
@@ -55,8 +77,10 @@ export interface RenderEditResult {
   /** The file name extension for it: 'mp4', 'm4a', 'mp3', 'ogg', 'webm', 'mka', 'wav', 'flac', 'aac'. */
   extension: string;
   contentType: string;
-  /** The ranges actually rendered (snapped to frames): retimeTranscript on these is exact. */
+  /** The ranges actually rendered (snapped to frames), in output order: retimeTranscript on these is exact. */
   keep: TimeRange[];
+  /** The same ranges per input (`inputKeep[i]` of input i; one entry for a single input; empty when none kept). */
+  inputKeep: TimeRange[][];
   /** The audio codec written: 'aac' for video, the source's for audio (AAC where it cannot be written). */
   audioCodec?: string;
   /** The render's frame rate, for video. */
@@ -75,13 +99,30 @@ export const RENDER_DEFAULTS = Object.freeze({
 const MAX_ALLOC_BYTES = 256 * 1024 * 1024;
 /** Bytes of ffmpeg's stderr kept for the error report. */
 const MAX_LOG = 16 * 1024;
+/** Inputs one render opens at once (each is a demuxer and a decoder in the one ffmpeg child). */
+export const MAX_RENDER_INPUTS = 100;
+
+/** `input`/`keep` or `inputs`, as one list. */
+function inputsOf(o: RenderEditOptions): RenderInput[] {
+  const bad = (what: string) => new EngineError('INVALID_OPTIONS', `renderEdit: ${what}`);
+  if (o.inputs !== undefined) {
+    if (o.input !== undefined || o.keep !== undefined) throw bad('give either input and keep, or inputs');
+    if (!Array.isArray(o.inputs) || o.inputs.length === 0) throw bad('inputs must be a non-empty array');
+    if (o.inputs.length > MAX_RENDER_INPUTS) throw bad(`at most ${MAX_RENDER_INPUTS} inputs`);
+    for (const i of o.inputs) {
+      if (typeof i?.path !== 'string' || i.path === '') throw bad('every input needs a file path');
+    }
+    return o.inputs;
+  }
+  if (typeof o.input !== 'string' || o.input === '') throw bad('input must be a file path');
+  return [{ path: o.input, keep: o.keep as TimeRange[] }];
+}
 
 function checkOptions(
   o: RenderEditOptions,
 ): Required<Pick<RenderEditOptions, 'fadeMs' | 'maxOutputSeconds' | 'timeoutMs' | 'maxFps'>> {
   const bad = (what: string) => new EngineError('INVALID_OPTIONS', `renderEdit: ${what}`);
-  if (typeof o?.input !== 'string' || o.input === '') throw bad('input must be a file path');
-  if (typeof o.output !== 'string' || o.output === '') throw bad('output must be a file path');
+  if (typeof o?.output !== 'string' || o.output === '') throw bad('output must be a file path');
   const s = {
     fadeMs: o.fadeMs ?? RENDER_DEFAULTS.fadeMs,
     maxOutputSeconds: o.maxOutputSeconds ?? RENDER_DEFAULTS.maxOutputSeconds,
@@ -97,6 +138,7 @@ function checkOptions(
 
 function ffmpegArgs(
   o: RenderEditOptions,
+  paths: string[],
   script: string,
   out: string,
   fmt: OutputFormat,
@@ -112,13 +154,15 @@ function ffmpegArgs(
     '-max_alloc',
     String(MAX_ALLOC_BYTES),
     ...(o.threads ? ['-threads', String(o.threads)] : []),
-    // Input hardening as for decoding: local files through the file protocol, a fixed demuxer list.
-    '-protocol_whitelist',
-    'file',
-    '-format_whitelist',
-    FORMAT_WHITELIST.join(','),
-    '-i',
-    `file:${o.input}`,
+    // Input hardening as for decoding, per input: local files through the file protocol, a fixed demuxer list.
+    ...paths.flatMap((p) => [
+      '-protocol_whitelist',
+      'file',
+      '-format_whitelist',
+      FORMAT_WHITELIST.join(','),
+      '-i',
+      `file:${p}`,
+    ]),
     // A script file, not an argument: a graph of many pieces outgrows the kernel's 128 KiB per argument.
     '-filter_complex_script',
     script,
@@ -143,24 +187,29 @@ function ffmpegArgs(
 }
 
 /**
- * Renders `keep` of `input` into `output`. Video → MP4 H.264/AAC (+faststart); audio only → the
+ * Renders `keep` of `input` (or each of `inputs`' kept ranges, in order) into `output`, in one pass. Video → MP4 H.264/AAC (+faststart); audio only → the
  * source's codec. Errors: SOURCE_NOT_FOUND, EMPTY_MEDIA, DECODE_FAILED (not media), EDIT_INVALID (ranges),
  * MEDIA_DURATION_EXCEEDED (output over maxOutputSeconds), RENDER_FAILED, RENDER_TIMEOUT, ABORTED,
  * FFMPEG_NOT_FOUND, INVALID_OPTIONS.
  */
 export async function renderEdit(opts: RenderEditOptions): Promise<RenderEditResult> {
   const s = checkOptions(opts);
+  const sources = inputsOf(opts);
   throwIfAborted(opts.signal, 'render');
-  const input = await probeEditInput(opts.input, {
-    ffprobePath: opts.ffprobePath,
-    signal: opts.signal,
-    maxFps: s.maxFps,
-  }).catch((err: unknown) => {
-    throwIfAborted(opts.signal, 'render');
-    throw err;
-  });
-  const keep = checkKeep(opts.keep, input.duration);
-  const plan = planPieces(keep, input);
+  const probed: EditInput[] = [];
+  for (const src of sources) {
+    probed.push(
+      await probeEditInput(src.path, { ffprobePath: opts.ffprobePath, signal: opts.signal, maxFps: s.maxFps }).catch(
+        (err: unknown) => {
+          throwIfAborted(opts.signal, 'render');
+          throw err;
+        },
+      ),
+    );
+  }
+  const parts = sources.map((src, i) => ({ keep: checkKeep(src.keep, probed[i]!.duration), input: probed[i]! }));
+  const input = renderTarget(probed);
+  const plan = planParts(parts, input);
   if (plan.pieces.length === 0) {
     throw new EngineError('EDIT_INVALID', 'The kept ranges are all shorter than a frame: nothing is left.');
   }
@@ -180,8 +229,9 @@ export async function renderEdit(opts: RenderEditOptions): Promise<RenderEditRes
   let renamed = false;
   try {
     const script = join(work, 'graph.txt');
-    await writeFile(script, filterGraph(plan, input, fadeSamples));
-    await runFfmpeg(opts.ffmpegPath ?? 'ffmpeg', ffmpegArgs(opts, script, partial, fmt, input, plan), {
+    await writeFile(script, filterGraph(plan, input, fadeSamples, probed));
+    const paths = sources.map((src) => src.path);
+    await runFfmpeg(opts.ffmpegPath ?? 'ffmpeg', ffmpegArgs(opts, paths, script, partial, fmt, input, plan), {
       signal: opts.signal,
       timeoutMs: s.timeoutMs,
       total: plan.duration,
@@ -200,6 +250,9 @@ export async function renderEdit(opts: RenderEditOptions): Promise<RenderEditRes
       extension: fmt.extension,
       contentType: fmt.contentType,
       keep: plan.pieces.map((p) => ({ start: p.start, end: p.end })),
+      inputKeep: sources.map((_, i) =>
+        plan.pieces.filter((p) => p.input === i).map((p) => ({ start: p.start, end: p.end })),
+      ),
       audioCodec: fmt.audioCodec,
       fps: input.video ? input.video.fps.num / input.video.fps.den : undefined,
       bytes: size,
