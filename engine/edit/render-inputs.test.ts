@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderEdit } from './render.ts';
-import { FPS, goertzel, makeCounterVideo, RATE, readAudio, readFrames, toneOf } from './test-media.ts';
+import { FPS, goertzel, makeCounterVideo, RATE, readAudio, readFrames, toneOf } from './testing/media.ts';
 
 const execFileP = promisify(execFile);
 const B_TONE = 1500;
