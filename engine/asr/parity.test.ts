@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jfkSample, longSpeech, SENTENCES, speech } from '../../test-support/media.ts';
 import { type RawToken, WhisperModel, whisperCliPath } from './index.ts';
 import { decodePcm, parseCliJson, syntheticTiny, toWav16k } from './test-support.ts';
+import { loadWithSeams } from './testing.ts';
 
 const THREADS = 2;
 
@@ -226,16 +227,20 @@ describe('DTW with flash attention on, against whisper-cli without it', () => {
   let plain: WhisperModel;
   beforeAll(async () => {
     fa = await WhisperModel.load(modelPath, { useGpu: false, flashAttn: true, dtw: 'tiny' });
-    plain = await WhisperModel.load(modelPath, {
-      useGpu: false,
-      flashAttn: true,
-      dtw: 'tiny',
-      batchSize: 2,
-      encodeBatch: 2,
-      batchAttention: 'per-call',
-      testFault: 'plain-attention',
-      selfCheck: false,
-    });
+    plain = await loadWithSeams(
+      modelPath,
+      {
+        useGpu: false,
+        flashAttn: true,
+        dtw: 'tiny',
+        batchSize: 2,
+        encodeBatch: 2,
+        batchAttention: 'per-call',
+        selfCheck: false,
+      },
+      {},
+      { testFault: 'plain-attention' },
+    );
   });
   afterAll(async () => {
     await fa?.close();
