@@ -47,7 +47,7 @@ export interface NativeModel {
   windowBytes(): WindowBytes | undefined;
   /** Frees the batcher once no job holds it; later transcriptions decode unbatched. */
   dropBatcher(): NativeHandle<void>;
-  memoryBytes(): { batcher: number; states: number; peakStates: number } | undefined;
+  memoryBytes(): { batcher: number; states: number; peakStates: number; liveBatchers: number } | undefined;
 }
 
 export interface NativeVadModel {

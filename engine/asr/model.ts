@@ -52,7 +52,7 @@ export interface ModelInternals {
   /** testFault 'hold' or 'pause-in-graph': the batcher takes what is queued, and goes on. */
   releaseTestHold(): void;
   /** From the allocator: the batcher's buffers, and the transcriptions' states now and at most. */
-  memoryBytes(): { batcher: number; states: number; peakStates: number } | undefined;
+  memoryBytes(): { batcher: number; states: number; peakStates: number; liveBatchers: number } | undefined;
   /** The memory the batch was planned for, when a self-check fallback re-planned it (else undefined). */
   fallbackBudget(): { budget: number; perWindow: number; maxWindows: number } | undefined;
 }

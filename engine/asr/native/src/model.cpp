@@ -261,6 +261,7 @@ Napi::Value Model::MemoryBytes(const Napi::CallbackInfo& info) {
   o.Set("batcher", static_cast<double>(batcher_ ? whisper_batcher_bytes(batcher_.get()) : 0));
   o.Set("states", static_cast<double>(state_bytes_->live.load()));
   o.Set("peakStates", static_cast<double>(state_bytes_->peak.load()));
+  o.Set("liveBatchers", whisper_batcher_live());
   return o;
 }
 

@@ -120,6 +120,8 @@ int whisper_batcher_auto_size(whisper_context* ctx, int cpu_default, int max_siz
 // Bytes the batcher holds in device and host buffers from the allocator: the slot caches, the lent
 // compute sets, both graph schedulers' buffers and the pinned logits copy.
 size_t whisper_batcher_bytes(whisper_batcher* b);
+// Batchers alive in this process (created and not yet freed).
+int whisper_batcher_live();
 // Bytes a state holds in its own buffers (caches, compute buffers, kv_pad), from the allocator: a
 // state that adopted its slot or borrows the batcher's compute counts none of those.
 size_t whisper_batch_state_bytes(whisper_state* state);
