@@ -54,7 +54,6 @@ const CPU = values.cpu;
 const TOKENS = Number(values.tokens);
 const BATCH = 8;
 
-const asr = await import('../../engine/asr/index.ts');
 const testing = await import('../../engine/asr/testing.ts');
 const speech = readWav16k(values.wav);
 /** Window k: the speech tiled from a different start, so the windows decode different tokens. */
