@@ -18,7 +18,7 @@ function selfCheck(fault: string): Promise<{ code: number; stdout: string; stder
     execFile(
       process.execPath,
       ['--import', PRELOAD, BIN, '--self-check', '--model', 'synthetic-tiny', '--batch-size', '2'],
-      { cwd: ROOT, timeout: 280_000, env: { ...process.env, ASR_TEST_FAULT: fault } },
+      { cwd: ROOT, timeout: 115_000, env: { ...process.env, ASR_TEST_FAULT: fault } },
       (err, stdout, stderr) => done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -33,11 +33,11 @@ it('a batcher that corrupts a window: FELL BACK with the differences, exit 3', a
   expect(r.stdout).toMatch(/^batching FELL BACK to unbatched decoding \(cpu, per-call attention, encoder batch 2/);
   expect(r.stdout).toMatch(/^ {2}canary \d+ s segment \d+/m);
   expect(r.code).toBe(3);
-}, 300_000);
+}, 120_000);
 
 it('a canary that compares too few tokens: SELF_CHECK_INCONCLUSIVE, exit 1', async () => {
   const r = await selfCheck('short-canary');
   expect(r.stderr).toMatch(/^error: SELF_CHECK_INCONCLUSIVE the canary proved nothing/m);
   expect(r.stdout).toBe('');
   expect(r.code).toBe(1);
-}, 300_000);
+}, 120_000);

@@ -19,7 +19,7 @@ const OPTS: TranscribeOptions = {
   maxTokens: 4,
   threads: 1,
 };
-const POLL = { timeout: 120_000 };
+const POLL = { timeout: 100_000 };
 
 let modelPath: string;
 let long: Float32Array;
@@ -37,7 +37,7 @@ beforeAll(async () => {
   } finally {
     await solo.close();
   }
-}, 300_000);
+}, 120_000);
 
 it('a running graph whose windows are all cancelled stops (abortedGraphs), and the next window is unchanged', async () => {
   const model = await loadWithSeams(
@@ -67,4 +67,4 @@ it('a running graph whose windows are all cancelled stops (abortedGraphs), and t
   } finally {
     await model.close();
   }
-}, 300_000);
+}, 120_000);

@@ -49,7 +49,7 @@ beforeAll(async () => {
   } finally {
     await solo.close();
   }
-}, 300_000);
+}, 120_000);
 afterAll(() => {
   process.off('warning', onWarning);
 });
@@ -82,7 +82,7 @@ describe('a self-check that does not verify', () => {
     } finally {
       await model.close();
     }
-  }, 300_000);
+  }, 120_000);
 
   it('inconclusive: decodes unbatched, freed the same way, with one warning line', async () => {
     const before = warnings.length;
@@ -100,5 +100,5 @@ describe('a self-check that does not verify', () => {
     } finally {
       await model.close();
     }
-  }, 300_000);
+  }, 120_000);
 });
