@@ -5,7 +5,7 @@
  * threads each — the engine's own arrangement on a CPU, never more threads than cores).
  *
  * Every call decodes the same 30 s window (jfk tiled; greedy, no fallback) to exactly --tokens tokens
- * (`benchmarkExactTokens`: end-of-text suppressed, as the transformers peer does with min = max new
+ * (engine/asr/testing.ts `exactTokens`: end-of-text suppressed, as the transformers peer does with min = max new
  * tokens), so both sides do the same work whatever the random weights would have said. Rounds are
  * interleaved (batched B, states B, for every B, then again) after one warm-up round, so a change of
  * load on a shared machine hits both alike; ratios are pairwise. Both sides must decode the same
@@ -24,6 +24,7 @@
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { type TranscribeOptions, WhisperModel } from '../engine/asr/index.ts';
+import { exactTokens } from '../engine/asr/testing.ts';
 import { resolveModel, type SyntheticName } from '../models/index.ts';
 import { fixture } from '../test-support/fixtures.ts';
 import { barChart } from './lib/bars.ts';
@@ -75,7 +76,6 @@ const DECODE: TranscribeOptions = {
   temperature: 0,
   temperatureIncrement: 0,
   wordTimestamps: false,
-  benchmarkExactTokens: TOKENS,
 };
 
 /** Parallel states "at the same cores" for B windows in flight. */
@@ -111,10 +111,16 @@ if (SIZES.some((b) => reported.get(b) === null)) {
  */
 const batchedThreads = (b: number) => Math.max(1, Math.floor(CORES / Math.min(b, CORES)));
 const runBatched = (b: number) =>
-  runInFlight(batched.get(b) as WhisperModel, win, { ...DECODE, threads: batchedThreads(b) }, b, WINDOWS);
+  runInFlight(
+    exactTokens(batched.get(b) as WhisperModel, TOKENS),
+    win,
+    { ...DECODE, threads: batchedThreads(b) },
+    b,
+    WINDOWS,
+  );
 const runStates = (b: number) => {
   const s = statesFor(b);
-  return runInFlight(states, win, { ...DECODE, threads: s.threads }, s.calls, WINDOWS);
+  return runInFlight(exactTokens(states, TOKENS), win, { ...DECODE, threads: s.threads }, s.calls, WINDOWS);
 };
 
 const m = machine();
@@ -123,7 +129,13 @@ console.log(
     `${RUNS} interleaved rounds (${m.cpu})`,
 );
 for (const b of SIZES) {
-  await runInFlight(batched.get(b) as WhisperModel, win, { ...DECODE, threads: batchedThreads(b) }, b, b); // warm-up
+  await runInFlight(
+    exactTokens(batched.get(b) as WhisperModel, TOKENS),
+    win,
+    { ...DECODE, threads: batchedThreads(b) },
+    b,
+    b,
+  ); // warm-up
 }
 await runStates(CORES);
 
@@ -193,7 +205,7 @@ const path = writeResult(name, {
     'flight, cores / min(B, cores) threads per call for mel and encoder; parallel states: model loaded ' +
     'without batchSize, min(B, cores) calls in flight, ' +
     'cores / calls threads each; every call decodes the same 30 s window (jfk tiled), greedy, no fallback, ' +
-    'exactly the tokens per window above (benchmarkExactTokens); tokens = every sampled token (rawTokens)',
+    'exactly the tokens per window above (the exactTokens seam); tokens = every sampled token (rawTokens)',
   rows,
   notes,
 });

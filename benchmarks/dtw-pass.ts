@@ -7,7 +7,7 @@
  *   flash attention off: DTW off | DTW 'auto'   → upstream's pass, the same way
  *
  * Every call decodes one 30 s window (the JFK sample tiled) to exactly --tokens text tokens
- * (`benchmarkExactTokens`, one pass per window: singleSegment), greedy, no fallback, so each DTW pass
+ * (engine/asr/testing.ts `exactTokens`, one pass per window: singleSegment), greedy, no fallback, so each DTW pass
  * covers the same number of tokens and each side does the same work whatever the random weights say.
  * The four configurations run interleaved, one window each in turn, after a warm-up window each, so a
  * change of load on this shared machine hits all four alike; the pass's cost is the pairwise difference
@@ -20,6 +20,7 @@
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { type AsrResult, type TranscribeOptions, WhisperModel } from '../engine/asr/index.ts';
+import { exactTokens } from '../engine/asr/testing.ts';
 import { resolveModel, type SyntheticName } from '../models/index.ts';
 import { jfkSample } from '../test-support/media.ts';
 import { GREEDY, tiledWindow } from './lib/batched.ts';
@@ -50,7 +51,6 @@ const DECODE: TranscribeOptions = {
   threads: THREADS,
   ...GREEDY,
   singleSegment: true,
-  benchmarkExactTokens: TOKENS,
   rawTokens: true,
 };
 
@@ -72,7 +72,7 @@ try {
   for (let w = -1; w < WINDOWS; w++) {
     for (const c of CONFIGS) {
       const t0 = performance.now();
-      const r = await models.get(c.name)!.transcribe(win, DECODE);
+      const r = await exactTokens(models.get(c.name)!, TOKENS).transcribe(win, DECODE);
       const dt = performance.now() - t0;
       if (w < 0) continue; // warm-up
       ms.get(c.name)!.push(dt);
@@ -108,7 +108,7 @@ const result = {
   threads: THREADS,
   method:
     'four models loaded at once (flash attention on/off × DTW off/auto); one 30 s window (JFK tiled) per call, ' +
-    'exactly --tokens text tokens in one pass (benchmarkExactTokens, singleSegment), greedy; the four ' +
+    'exactly --tokens text tokens in one pass (the exactTokens seam, singleSegment), greedy; the four ' +
     'configurations take turns window by window after a warm-up window each; cost = DTW on − DTW off, pairwise',
   flashAttention: flash,
   upstreamNonFlash: upstream,

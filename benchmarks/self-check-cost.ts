@@ -57,8 +57,7 @@ if (perCallMs === undefined) throw new Error(`${path} has no B = 1 row with a pe
 
 // The canary's passes, from its definition.
 const windows = CANARY_WINDOWS.map((w) => {
-  const o = w.options as { maxTokens?: number; benchmarkExactTokens?: number };
-  const tokens = o.maxTokens ?? o.benchmarkExactTokens;
+  const tokens = w.options.maxTokens ?? w.seams.exactTokens;
   if (tokens === undefined) throw new Error('a canary window without a token cap: its cost is not fixed');
   return { seconds: w.seconds, passes: Math.ceil(w.seconds / 30), callsPerPass: tokens + 1 };
 });

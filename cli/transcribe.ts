@@ -166,7 +166,8 @@ async function selfCheck(values: Exclude<ReturnType<typeof parse>, 'help'>['valu
     if (v.status === 'inconclusive') {
       const code: CliErrorCode = 'SELF_CHECK_INCONCLUSIVE';
       process.stderr.write(
-        `error: ${code} the canary windows never shared a batched step (${where}); run it again on a quieter machine\n`,
+        `error: ${code} the canary proved nothing (${where}; text tokens compared per window: ` +
+          `${v.textTokens.join(', ')}, or its windows never shared a batched step): batching stays off; run it again\n`,
       );
       return 1;
     }

@@ -317,18 +317,18 @@ function series(runs: InFlightRun[]) {
  * the two points also give the per-window cost as fixed + per-token (perWindowAt).
  */
 async function measureBatch(asr: Asr, win: Float32Array, b: number) {
-  const capped: TranscribeOptions = { ...DECODE, benchmarkExactTokens: TOKENS };
   const windows = BATCH_WINDOWS ?? Math.max(QUICK ? 4 : 16, 2 * b);
   const model = await asr.WhisperModel.load(MODEL, batchLoad(b));
+  const capped = (await import('../../engine/asr/testing.ts')).exactTokens(model, TOKENS);
   try {
     if (!onGpuOrNote(model, `batch ${b}`)) return undefined;
     const reported = reportedBatchSize(model);
-    await runInFlight(model, win, TOKENS > 0 ? capped : DECODE, b, b); // warm-up at this batch's shapes
+    await runInFlight(TOKENS > 0 ? capped : model, win, DECODE, b, b); // warm-up at this batch's shapes
     const free: InFlightRun[] = [];
     const cap: InFlightRun[] = [];
     for (let r = 0; r < BATCH_RUNS; r++) {
       free.push(await runInFlight(model, win, DECODE, b, windows));
-      if (TOKENS > 0) cap.push(await runInFlight(model, win, capped, b, windows));
+      if (TOKENS > 0) cap.push(await runInFlight(capped, win, DECODE, b, windows));
     }
     const f = series(free);
     const c = cap.length ? series(cap) : undefined;
@@ -400,8 +400,11 @@ async function measureBatch(asr: Asr, win: Float32Array, b: number) {
  * medians.
  */
 async function measureDtw(asr: Asr, win: Float32Array, b: number, windows: number, without: ReturnType<typeof series>) {
-  const opts: TranscribeOptions = { ...DECODE, wordTimestamps: true, benchmarkExactTokens: TOKENS };
-  const model = await asr.WhisperModel.load(MODEL, batchLoad(b, 'auto'));
+  const opts: TranscribeOptions = { ...DECODE, wordTimestamps: true };
+  const loaded = await asr.WhisperModel.load(MODEL, batchLoad(b, 'auto'));
+  const model = Object.assign((await import('../../engine/asr/testing.ts')).exactTokens(loaded, TOKENS), {
+    close: () => loaded.close(),
+  });
   try {
     // The warm-up (this B's shapes, the DTW graph's allocation) also shows that DTW ran: every token
     // of the probe carries a DTW time.
@@ -416,7 +419,7 @@ async function measureDtw(asr: Asr, win: Float32Array, b: number, windows: numbe
       `batch ${b} with DTW: capped ${d.wallMs.median} ms (${d.secPerAudioHour} s/h, ${costRatio}× without DTW)`,
     );
     return {
-      dtw: model.info.dtw ?? null,
+      dtw: loaded.info.dtw ?? null,
       probeTokens: tokensOf(probe),
       probeTokensWithDtwTime: timed,
       ...d,
@@ -575,7 +578,7 @@ const path = writeResult(name, {
         method:
           'load with {batchSize: B}, B transcribe() calls in flight over W windows of 30 s (jfk tiled, ' +
           'singleSegment, greedy, no fallback, flash attention); free = the tokens the model decodes on its own, ' +
-          `capped = exactly ${TOKENS} tokens (benchmarkExactTokens); s/h = wall / W × 120; tokens = every sampled token (rawTokens)`,
+          `capped = exactly ${TOKENS} tokens (the exactTokens seam); s/h = wall / W × 120; tokens = every sampled token (rawTokens)`,
         tokensPerWindowTarget: TOKENS,
         rows: batched,
       }

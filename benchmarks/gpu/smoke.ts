@@ -54,7 +54,7 @@ const CPU = values.cpu;
 const TOKENS = Number(values.tokens);
 const BATCH = 8;
 
-const asr = await import('../../engine/asr/index.ts');
+const testing = await import('../../engine/asr/testing.ts');
 const speech = readWav16k(values.wav);
 /** Window k: the speech tiled from a different start, so the windows decode different tokens. */
 function rotate(pcm: Float32Array, k: number): Float32Array {
@@ -76,8 +76,10 @@ const DECODE: TranscribeOptions = {
   ...GREEDY,
   rawTokens: true,
   singleSegment: true,
-  benchmarkExactTokens: TOKENS,
 };
+/** Exactly TOKENS tokens per window (end-of-text suppressed), through the engine's benchmark seam. */
+const exact = (m: WhisperModel, pcm: Float32Array, run = {}) =>
+  testing.modelInternals(m).transcribe(pcm, DECODE, run, { exactTokens: TOKENS });
 const ids = (r: AsrResult) => (r.tokens ?? []).map((seg) => seg.map((t) => t.id).join(',')).join(';');
 const log = (s: string) => console.log(`[smoke ${new Date().toISOString().slice(11, 19)}] ${s}`);
 
@@ -100,8 +102,12 @@ async function check(name: string, fn: () => Promise<Seen>) {
   }
 }
 
-async function withModel<T>(opts: LoadOptions, fn: (m: WhisperModel) => Promise<T>): Promise<T> {
-  const m = await asr.WhisperModel.load(MODEL, opts);
+async function withModel<T>(
+  opts: LoadOptions,
+  fn: (m: WhisperModel) => Promise<T>,
+  seams: import('../../engine/asr/testing.ts').LoadSeams = {},
+): Promise<T> {
+  const m = await testing.loadWithSeams(MODEL, opts, {}, seams);
   try {
     return await fn(m);
   } finally {
@@ -115,7 +121,7 @@ await check('soloReference', () =>
   withModel(BASE, async (m) => {
     info = m.info;
     solo = [];
-    for (const w of windows) solo.push(await m.transcribe(w, DECODE));
+    for (const w of windows) solo.push(await exact(m, w));
     // Random weights may decode different audio alike; recorded, since "equal to solo" below then
     // cannot tell the windows apart.
     const distinct = new Set(solo.map(ids)).size;
@@ -126,13 +132,13 @@ await check('soloReference', () =>
 await check('batched', () =>
   withModel({ ...BASE, batchSize: BATCH, encodeBatch: 'auto' }, async (m) => {
     const verdict = m.selfCheck ?? null;
-    const batched = await Promise.all(windows.map((w) => m.transcribe(w, DECODE)));
+    const batched = await Promise.all(windows.map((w) => exact(m, w)));
     const differing = batched.map((r, i) => (ids(r) === ids(solo[i]!) ? -1 : i)).filter((i) => i >= 0);
     const stats = m.batchStats();
     // Abort: 4 windows in flight, window 0 cancelled once the batcher has stepped a few times.
     const ac = new AbortController();
     const before = m.batchStats()?.steps ?? 0;
-    const calls = windows.slice(0, 4).map((w, i) => m.transcribe(w, DECODE, i === 0 ? { signal: ac.signal } : {}));
+    const calls = windows.slice(0, 4).map((w, i) => exact(m, w, i === 0 ? { signal: ac.signal } : {}));
     const settled = Promise.allSettled(calls);
     while ((m.batchStats()?.steps ?? 0) < before + 5) await new Promise((r) => setTimeout(r, 1));
     const stepsAtAbort = (m.batchStats()?.steps ?? 0) - before;
@@ -191,7 +197,7 @@ function divergence(alone: AsrResult, batched: AsrResult) {
 }
 
 await check('freeDecode', async () => {
-  const { benchmarkExactTokens: _, ...free } = DECODE;
+  const free = DECODE;
   const alone = await withModel(BASE, (m) => m.transcribe(windows[0]!, free));
   const batched = await withModel({ ...BASE, batchSize: BATCH, encodeBatch: 'auto' }, async (m) => {
     const all = await Promise.all(windows.map((w) => m.transcribe(w, free)));
@@ -227,8 +233,7 @@ const summary = (d: number[]) => ({
 });
 
 await check('dtw', async () => {
-  const { benchmarkExactTokens: _, ...free } = DECODE;
-  const opts: TranscribeOptions = { ...free, singleSegment: false };
+  const opts: TranscribeOptions = { ...DECODE, singleSegment: false };
   const pcm = speech; // the real speech, its own length: DTW's times must stay inside it
   const noFa = await withModel({ ...BASE, flashAttn: false, dtw: values.dtw }, (m) => m.transcribe(pcm, opts));
   const fa = await withModel({ ...BASE, flashAttn: true, dtw: values.dtw }, (m) => m.transcribe(pcm, opts));
@@ -243,10 +248,10 @@ await check('dtw', async () => {
       batchSize: 2,
       encodeBatch: 2,
       batchAttention: 'per-call',
-      testFault: 'plain-attention',
       selfCheck: false,
     },
     (m) => m.transcribe(pcm, opts),
+    { testFault: 'plain-attention' },
   );
   const passOnSameTokens = summary(dtwDeltas(plain.tokens!, noFa.tokens!));
   const faVsNoFa = summary(dtwDeltas(fa.tokens!, noFa.tokens!));

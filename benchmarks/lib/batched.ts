@@ -60,7 +60,7 @@ export interface InFlightRun {
 
 /** `windows` transcribe() calls over `pcm`, `inFlight` of them running at any time; wall and tokens. */
 export async function runInFlight(
-  model: WhisperModel,
+  model: Pick<WhisperModel, 'transcribe'>,
   pcm: Float32Array,
   opts: TranscribeOptions,
   inFlight: number,

@@ -17,6 +17,8 @@ export interface NativeHandle<T> {
 }
 
 export interface NativeInfo extends ModelInfo {
+  /** whisper_model_ftype: 0 f32, 1 f16, 2 q4_0, ... */
+  ftype: number;
   nAudioLayer: number;
   nTextLayer: number;
   nTextCtx: number;
@@ -43,6 +45,9 @@ export interface NativeModel {
   gateNextBatch(n: number, timeoutMs: number): void;
   releaseTestHold(): void;
   windowBytes(): WindowBytes | undefined;
+  /** Frees the batcher once no job holds it; later transcriptions decode unbatched. */
+  dropBatcher(): NativeHandle<void>;
+  memoryBytes(): { batcher: number; states: number; peakStates: number; liveBatchers: number } | undefined;
 }
 
 export interface NativeVadModel {

@@ -16,6 +16,7 @@ import { readPcm } from '../../test-support/ffmpeg.ts';
 import { jfkSample } from '../../test-support/media.ts';
 import { type AsrResult, type TranscribeOptions, WhisperModel } from './index.ts';
 import { syntheticTiny } from './testing/fixtures.ts';
+import { loadWithSeams, modelInternals } from './testing.ts';
 
 const OPTS: TranscribeOptions = { language: 'en', rawTokens: true, wordTimestamps: true, temperatureIncrement: 0 };
 /** scripts/tsan.ts runs this file on the ThreadSanitizer build too, where everything is 5-15x slower. */
@@ -45,16 +46,12 @@ afterAll(() => undefined);
 
 /** A batched model of two windows that holds every step and pass until released. */
 function heldModel(encodeBatch: number) {
-  return WhisperModel.load(modelPath, {
-    useGpu: false,
-    dtw: false,
-    flashAttn: false,
-    batchSize: 2,
-    batchThreads: 1,
-    encodeBatch,
-    encodeGatherMs: 0,
-    testFault: 'hold',
-  });
+  return loadWithSeams(
+    modelPath,
+    { useGpu: false, dtw: false, flashAttn: false, batchSize: 2, batchThreads: 1, encodeBatch, encodeGatherMs: 0 },
+    {},
+    { testFault: 'hold' },
+  );
 }
 
 describe('cancelling a batched window', () => {
@@ -74,7 +71,7 @@ describe('cancelling a batched window', () => {
         expect(left.steps).toBe(0); // it left without a graph: none has been computed yet
         expect(left.cancelledWaiting).toBe(1);
         expect(left.pendingSteps).toBe(1); // the other window's step, still held
-        model.releaseTestHold();
+        modelInternals(model).releaseTestHold();
         const result = await other;
         expect(result.tokens).toEqual(shortAlone.tokens);
         expect(result.segments).toEqual(shortAlone.segments);
@@ -104,7 +101,7 @@ describe('cancelling a batched window', () => {
         expect(left.encodeGraphs).toBe(0);
         expect(left.cancelledWaiting).toBe(1);
         expect(left.pendingEncodes).toBe(1);
-        model.releaseTestHold();
+        modelInternals(model).releaseTestHold();
         const result = await other;
         expect(result.tokens).toEqual(shortAlone.tokens);
         expect(result.segments).toEqual(shortAlone.segments);
@@ -129,7 +126,7 @@ describe('cancelling a batched window', () => {
         // unhandled while the first is awaited, and Node reports that as an unhandled rejection.
         await Promise.all(calls.map((c) => expect(c).rejects.toMatchObject({ code: 'ABORTED' })));
         expect(model.batchStats()).toMatchObject({ encodeGraphs: 0, steps: 0, cancelledWaiting: 2, pendingEncodes: 0 });
-        model.releaseTestHold();
+        modelInternals(model).releaseTestHold();
         const next = await model.transcribe(short, { ...OPTS, threads: 1 });
         expect(next.tokens).toEqual(shortAlone.tokens);
       } finally {

@@ -29,6 +29,7 @@ import {
   type Window,
 } from './testing/batch-windows.ts';
 import { syntheticTiny } from './testing/fixtures.ts';
+import { modelInternals } from './testing.ts';
 
 let modelPath: string;
 let all: Window[];
@@ -225,7 +226,7 @@ describe('lockstep: windows in flight share every step', () => {
       const opts: TranscribeOptions = { ...COMMON, wordTimestamps: false, threads: 1 };
       const jobs = names.flatMap((n) => {
         const w = all.find((x) => x.name === n)!;
-        return [model.transcribe(w.pcm, { ...opts, benchmarkExactTokens: 200 }), model.transcribe(w.pcm, opts)];
+        return [modelInternals(model).transcribe(w.pcm, opts, {}, { exactTokens: 200 }), model.transcribe(w.pcm, opts)];
       });
       await Promise.all(jobs);
       const stats = model.batchStats()!;

@@ -6,12 +6,15 @@
  * threads; nothing here blocks the event loop beyond copying the input samples.
  */
 
+import { createHash } from 'node:crypto';
+import { createReadStream, type Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { EngineError, throwIfAborted, untilAborted } from '../errors.ts';
 import type { RunOptions } from '../types.ts';
 import { addon, type NativeModel } from './addon.ts';
 import { runNative } from './job.ts';
 import { loadParams, transcribeParams } from './options.ts';
+import { type LoadSeams, processLoadSeams, type TranscribeSeams } from './seams.ts';
 import { type CheckedModel, selfCheckVerdict } from './self-check-runner.ts';
 import { Slots } from './slots.ts';
 import {
@@ -38,22 +41,89 @@ import {
 } from './validate.ts';
 import { buildSegment, rawTokens } from './words.ts';
 
+/** What tests and benchmarks reach of a model beside its public API (testing.ts hands it out). */
+export interface ModelInternals {
+  transcribe(
+    pcm: Float32Array,
+    opts: TranscribeOptions,
+    run: AsrRunOptions,
+    seams: TranscribeSeams,
+  ): Promise<AsrResult>;
+  /** testFault 'hold' or 'pause-in-graph': the batcher takes what is queued, and goes on. */
+  releaseTestHold(): void;
+  /** From the allocator: the batcher's buffers, and the transcriptions' states now and at most. */
+  memoryBytes(): { batcher: number; states: number; peakStates: number; liveBatchers: number } | undefined;
+  /** The memory the batch was planned for, when a self-check fallback re-planned it (else undefined). */
+  fallbackBudget(): { budget: number; perWindow: number; maxWindows: number } | undefined;
+}
+
+const internals = new WeakMap<WhisperModel, ModelInternals>();
+
+/** A model's internals (tests and benchmarks only). */
+export function modelInternals(model: WhisperModel): ModelInternals {
+  return internals.get(model)!;
+}
+
+let loadImpl: (path: string, opts: LoadOptions, run: RunOptions, seams: LoadSeams) => Promise<WhisperModel>;
+
+/** WhisperModel.load with the seams of tests (seams.ts), which every other load takes from the process. */
+export function loadWithSeams(
+  path: string,
+  opts: LoadOptions = {},
+  run: RunOptions = {},
+  seams: LoadSeams = {},
+): Promise<WhisperModel> {
+  return loadImpl(path, opts, run, seams);
+}
+
+/** whisper.cpp's file types (whisper_model_ftype), as the verdict's key names them. */
+const FTYPES = ['f32', 'f16', 'q4_0', 'q4_1', 'q4_1_some_f16', 'q4_2', 'q4_3', 'q8_0', 'q5_0', 'q5_1'];
+
+/** sha256 of each model file hashed in this process, by path, size and mtime. Bounded by the files loaded. */
+const fileHashes = new Map<string, Promise<string>>();
+
+function fileSha256(path: string, size: number, mtimeMs: number): Promise<string> {
+  const key = `${path}\0${size}\0${mtimeMs}`;
+  let p = fileHashes.get(key);
+  if (p === undefined) {
+    p = new Promise<string>((resolve, reject) => {
+      const h = createHash('sha256');
+      createReadStream(path)
+        .on('data', (c) => h.update(c))
+        .on('error', reject)
+        .on('end', () => resolve(h.digest('hex')));
+    });
+    p.catch(() => fileHashes.delete(key));
+    if (fileHashes.size < 64) fileHashes.set(key, p);
+  }
+  return p;
+}
+
 export class WhisperModel {
-  readonly info: ModelInfo;
+  #info: ModelInfo;
   readonly #native: NativeModel;
   readonly #eot: number;
+  readonly #ftype: number;
   readonly #inflight = new Set<Promise<unknown>>();
-  /** Present when batched: the model's decoding slots, shared by every caller. */
-  readonly #slots: Slots | undefined;
+  /** Present when batched, or capped after a fallback: the model's decoding slots, shared by every caller. */
+  #slots: Slots | undefined;
   #closing: Promise<void> | undefined;
   /** The self-check's verdict on this model's batched setup (undefined: unbatched or unchecked). */
   #verdict: SelfCheckVerdict | undefined;
+  /** The batcher's counters when a fallback freed it. */
+  #lastStats: ReturnType<NativeModel['batchStats']>;
+  #budget: { budget: number; perWindow: number; maxWindows: number } | undefined;
+
+  static {
+    loadImpl = (path, opts, run, seams) => WhisperModel.#load(path, opts, run, seams);
+  }
 
   private constructor(nativeModel: NativeModel) {
     this.#native = nativeModel;
     const i = nativeModel.info();
     this.#eot = i.tokenEot;
-    this.info = Object.freeze({
+    this.#ftype = i.ftype;
+    this.#info = Object.freeze({
       type: i.type,
       multilingual: i.multilingual,
       nMels: i.nMels,
@@ -67,6 +137,17 @@ export class WhisperModel {
       ...(i.dtw ? { dtw: i.dtw } : {}),
     });
     this.#slots = i.batchSize > 1 ? new Slots(i.batchSize) : undefined;
+    internals.set(this, {
+      transcribe: (pcm, opts, run, seams) => this.#transcribe(pcm, opts, run, this.#unbatched(), seams),
+      releaseTestHold: () => this.#native.releaseTestHold(),
+      memoryBytes: () => (this.#closing ? undefined : this.#native.memoryBytes()),
+      fallbackBudget: () => this.#budget,
+    });
+  }
+
+  /** What the model is: shape, backend, batching (after a self-check fallback: unbatched, `maxWindows`). */
+  get info(): ModelInfo {
+    return this.#info;
   }
 
   /**
@@ -74,18 +155,23 @@ export class WhisperModel {
    * rejects at once; whisper.cpp cannot stop mid-read, so the native load finishes on its own
    * thread and frees what it loaded.
    */
-  static async load(path: string, opts: LoadOptions = {}, run: RunOptions = {}): Promise<WhisperModel> {
+  static load(path: string, opts: LoadOptions = {}, run: RunOptions = {}): Promise<WhisperModel> {
+    return loadImpl(path, opts, run, processLoadSeams());
+  }
+
+  static async #load(path: string, opts: LoadOptions, run: RunOptions, seams: LoadSeams): Promise<WhisperModel> {
     if (typeof path !== 'string' || path === '') throw invalid('The model path must be a non-empty string.');
     const o = checkObject('load options', opts);
     const signal = checkSignal(checkObject('run options', run).signal);
     throwIfAborted(signal, 'model load');
-    const params = loadParams(o);
+    const params = loadParams(o, seams);
 
     const lib = addon();
     if (params.verbose !== undefined) lib.setLogging(params.verbose);
+    let file: Stats;
     try {
-      const s = await stat(path);
-      if (!s.isFile()) throw new Error('not a regular file');
+      file = await stat(path);
+      if (!file.isFile()) throw new Error('not a regular file');
     } catch (cause) {
       throw new EngineError('MODEL_LOAD_FAILED', `The model file ${path} cannot be read.`, {
         cause,
@@ -105,22 +191,51 @@ export class WhisperModel {
       throw err;
     }
     if (model.info.batchSize > 1 && params.selfCheck) {
-      const checked: CheckedModel = {
-        info: model.info,
-        batchThreads: params.native.batchThreads,
-        transcribe: (pcm, options, alone) => model.#transcribe(pcm, options, { signal }, alone),
-        batchStats: () => model.#native.batchStats()!,
-        resetBatchStats: () => model.#native.resetBatchStats(),
-        gateNextBatch: (n, timeoutMs) => model.#native.gateNextBatch(n, timeoutMs),
-      };
       try {
+        const sha256 =
+          params.modelSha256 ?? (await untilAborted(fileSha256(path, file.size, file.mtimeMs), signal, 'model load'));
+        const checked: CheckedModel = {
+          info: model.info,
+          batchThreads: params.native.batchThreads,
+          shareCompute: params.shareCompute,
+          modelSha256: sha256,
+          weightType: FTYPES[model.#ftype] ?? `ftype-${model.#ftype}`,
+          eot: model.#eot,
+          transcribe: (pcm, options, alone, seams) => model.#transcribe(pcm, options, { signal }, alone, seams),
+          batchStats: () => model.#native.batchStats()!,
+          resetBatchStats: () => model.#native.resetBatchStats(),
+          gateNextBatch: (n, timeoutMs) => model.#native.gateNextBatch(n, timeoutMs),
+        };
         model.#verdict = await selfCheckVerdict(checked, params.device, params.testFault);
+        if (model.#verdict.status !== 'verified') await model.#fallBack();
       } catch (err) {
         await model.close();
         throw err;
       }
     }
     return model;
+  }
+
+  /**
+   * The self-check did not verify: free the batcher (its slot caches, lent compute sets, graph buffers,
+   * threads) and decode unbatched, at most as many windows at once as whole states fit in the memory
+   * the batch was planned for (its shared set plus batchSize windows' caches), from the allocator's sizes.
+   */
+  async #fallBack(): Promise<void> {
+    const planned = this.#native.windowBytes()!;
+    const budget = planned.shared + this.#info.batchSize * planned.perWindow;
+    this.#lastStats = this.#native.batchStats();
+    await runNative(() => this.#native.dropBatcher(), undefined);
+    const perWindow = this.#native.windowBytes()!.perWindow; // a whole state: caches and compute buffers
+    const maxWindows = Math.max(1, Math.min(this.#info.batchSize, Math.floor(budget / Math.max(1, perWindow))));
+    this.#budget = { budget, perWindow, maxWindows };
+    this.#slots = new Slots(maxWindows);
+    this.#info = Object.freeze({ ...this.#info, batchSize: 1, encodeBatch: 1, batchAttention: 'none', maxWindows });
+  }
+
+  /** Whisper.cpp's own path: unbatched, or a self-check that did not verify (its batcher is gone). */
+  #unbatched(): boolean {
+    return this.#verdict !== undefined && this.#verdict.status !== 'verified';
   }
 
   /** The self-check's verdict on this model's batched setup; undefined when unbatched or unchecked. */
@@ -130,12 +245,18 @@ export class WhisperModel {
 
   /** Transcribes 16 kHz mono samples. Times are seconds from the start of `pcm` plus `run.offset`. */
   transcribe(pcm: Float32Array, opts: TranscribeOptions = {}, run: AsrRunOptions = {}): Promise<AsrResult> {
-    return this.#transcribe(pcm, opts, run, this.#verdict?.status === 'fell-back');
+    return this.#transcribe(pcm, opts, run, this.#unbatched(), {});
   }
 
-  async #transcribe(pcm: Float32Array, opts: TranscribeOptions, run: AsrRunOptions, noBatch: boolean) {
+  async #transcribe(
+    pcm: Float32Array,
+    opts: TranscribeOptions,
+    run: AsrRunOptions,
+    noBatch: boolean,
+    seams: TranscribeSeams,
+  ): Promise<AsrResult> {
     const samples = checkPcm(pcm);
-    const { params, words, raw, stats } = transcribeParams(checkObject('options', opts));
+    const { params, words, raw, stats } = transcribeParams(checkObject('options', opts), seams);
     if (noBatch) params.noBatch = true;
     const r = checkObject('run options', run);
     const signal = checkSignal(r.signal);
@@ -200,14 +321,9 @@ export class WhisperModel {
     return this.#closing ? undefined : this.#native.windowBytes();
   }
 
-  /** Tests only (testFault: 'hold'): the batcher takes the steps and passes queued so far, and the next. */
-  releaseTestHold(): void {
-    this.#native.releaseTestHold();
-  }
-
   /** The batched decoder's counters; undefined when the model is not batched or is closed. */
   batchStats(): BatchStats | undefined {
-    const s = this.#native.batchStats();
+    const s = this.#native.batchStats() ?? (this.#closing ? undefined : this.#lastStats);
     return s && { ...s, selfCheck: this.#verdict?.status ?? 'unchecked' };
   }
 

@@ -2,7 +2,7 @@
 
 import { addon } from './addon.ts';
 import { batchParams, checkBatchAttention } from './batching.ts';
-import type { LoadOptions } from './types.ts';
+import { type LoadSeams, TEST_FAULTS, type TranscribeSeams } from './seams.ts';
 import { checkBool, checkInt, checkNum, defaultThreads, invalid, MAX_THREADS } from './validate.ts';
 
 /** The language codes whisper.cpp knows, read from the addon on first use. */
@@ -23,9 +23,6 @@ const DTW_PRESETS = new Set([
   'large.v3',
   'large.v3.turbo',
 ]);
-
-/** LoadOptions.testFault's values (tests only). */
-const TEST_FAULTS = new Set(['perturb-slot', 'hold', 'plain-attention']);
 
 function checkLanguage(v: unknown): string | undefined {
   if (v === undefined || v === 'auto') return undefined;
@@ -53,6 +50,7 @@ interface NativeParams {
   noSpeechThold?: number;
   initialPrompt?: string;
   exactTokens?: number;
+  minTextTokens?: number;
   /** whisper.cpp's own path even on a batched model (the self-check's reference, or its fallback). */
   noBatch?: boolean;
 }
@@ -79,8 +77,14 @@ export function checkPrompt(prompt: unknown): string | undefined {
   return prompt;
 }
 
-/** TranscribeOptions checked and translated: the addon's parameters, and the switches the JS side reads. */
-export function transcribeParams(opts: Record<string, unknown>): {
+/**
+ * TranscribeOptions checked and translated, with the seams of tests and benchmarks (seams.ts): the
+ * addon's parameters, and the switches the JS side reads.
+ */
+export function transcribeParams(
+  opts: Record<string, unknown>,
+  seams: TranscribeSeams = {},
+): {
   params: NativeParams;
   words: boolean;
   raw: boolean;
@@ -104,7 +108,8 @@ export function transcribeParams(opts: Record<string, unknown>): {
     logprobThold: checkNum('logprobThreshold', opts.logprobThreshold, -100, 0),
     noSpeechThold: checkNum('noSpeechThreshold', opts.noSpeechThreshold, 0, 1),
     initialPrompt,
-    exactTokens: checkInt('benchmarkExactTokens', opts.benchmarkExactTokens, 1, 220),
+    exactTokens: checkInt('exactTokens', seams.exactTokens, 1, 220),
+    minTextTokens: checkInt('minTextTokens', seams.minTextTokens, 1, 220),
   };
   return {
     params,
@@ -115,10 +120,10 @@ export function transcribeParams(opts: Record<string, unknown>): {
 }
 
 /**
- * LoadOptions checked, in this order, and translated: `native` is what the addon's load() takes
- * (native/src/model.cpp); the rest stays on the JS side.
+ * LoadOptions checked, in this order, and translated, with the seams of tests (seams.ts): `native` is
+ * what the addon's load() takes (native/src/model.cpp); the rest stays on the JS side.
  */
-export function loadParams(o: Record<string, unknown>) {
+export function loadParams(o: Record<string, unknown>, seams: LoadSeams = {}) {
   const useGpu = checkBool('useGpu', o.useGpu) ?? true;
   const gpuDevice = checkInt('gpuDevice', o.gpuDevice, 0, 64) ?? 0;
   const verbose = checkBool('verbose', o.verbose);
@@ -131,10 +136,14 @@ export function loadParams(o: Record<string, unknown>) {
   }
   const batching = batchParams(o);
   const selfCheck = checkBool('selfCheck', o.selfCheck) ?? true;
-  if (o.testFault !== undefined && !TEST_FAULTS.has(o.testFault as string)) {
+  if (seams.testFault !== undefined && !TEST_FAULTS.has(seams.testFault)) {
     throw invalid(`testFault must be one of ${[...TEST_FAULTS].join(', ')}.`);
   }
-  const testFault = o.testFault as LoadOptions['testFault'];
+  const testFault = seams.testFault;
+  const modelSha256 = o.modelSha256;
+  if (modelSha256 !== undefined && !(typeof modelSha256 === 'string' && /^[0-9a-f]{64}$/.test(modelSha256))) {
+    throw invalid('modelSha256 must be 64 lowercase hex digits.');
+  }
   // On by default on a GPU (where it is much faster), off on the CPU (where the parity tests hold the
   // addon to whisper-cli's non-flash path); DTW works with either (patches/0006).
   const flashAttn = checkBool('flashAttn', o.flashAttn) ?? onGpu;
@@ -152,8 +161,10 @@ export function loadParams(o: Record<string, unknown>) {
     verbose,
     /** The device that runs the model: the GPU's index, 0 on the CPU. */
     device: onGpu ? gpuDevice : 0,
-    // A held batcher computes nothing until the test releases it: the canary would wait forever.
-    selfCheck: selfCheck && testFault !== 'hold',
+    // A held or paused batcher computes nothing until the test releases it: the canary would wait forever.
+    selfCheck: selfCheck && testFault !== 'hold' && testFault !== 'pause-in-graph',
     testFault,
+    shareCompute: batching.shareCompute,
+    modelSha256: modelSha256 as string | undefined,
   };
 }

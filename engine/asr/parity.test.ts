@@ -19,6 +19,7 @@ import { median } from '../../test-support/stats.ts';
 import { type RawToken, WhisperModel, whisperCliPath } from './index.ts';
 import { syntheticTiny } from './testing/fixtures.ts';
 import { parseCliJson, toWav16k } from './testing/whisper-cli.ts';
+import { loadWithSeams } from './testing.ts';
 
 const THREADS = 2;
 
@@ -229,16 +230,20 @@ describe('DTW with flash attention on, against whisper-cli without it', () => {
   let plain: WhisperModel;
   beforeAll(async () => {
     fa = await WhisperModel.load(modelPath, { useGpu: false, flashAttn: true, dtw: 'tiny' });
-    plain = await WhisperModel.load(modelPath, {
-      useGpu: false,
-      flashAttn: true,
-      dtw: 'tiny',
-      batchSize: 2,
-      encodeBatch: 2,
-      batchAttention: 'per-call',
-      testFault: 'plain-attention',
-      selfCheck: false,
-    });
+    plain = await loadWithSeams(
+      modelPath,
+      {
+        useGpu: false,
+        flashAttn: true,
+        dtw: 'tiny',
+        batchSize: 2,
+        encodeBatch: 2,
+        batchAttention: 'per-call',
+        selfCheck: false,
+      },
+      {},
+      { testFault: 'plain-attention' },
+    );
   });
   afterAll(async () => {
     await fa?.close();

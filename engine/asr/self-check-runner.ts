@@ -1,6 +1,14 @@
 /** Running the self-check on a batched model: one verdict per setup and process, and the loud fallback. */
 
-import { CANARY_OPTIONS, CANARY_WINDOWS, canaryAudio, compareCanary } from './self-check.ts';
+import type { TestFault, TranscribeSeams } from './seams.ts';
+import {
+  CANARY_MIN_TEXT_TOKENS,
+  CANARY_OPTIONS,
+  CANARY_WINDOWS,
+  canaryAudio,
+  compareCanary,
+  comparedTextTokens,
+} from './self-check.ts';
 import type { AsrResult, BatchStats, ModelInfo, SelfCheckVerdict, TranscribeOptions } from './types.ts';
 
 /** What the check needs of a freshly loaded batched model (WhisperModel.load hands in its private paths). */
@@ -8,8 +16,16 @@ export interface CheckedModel {
   info: ModelInfo;
   /** Threads of the batched graph. */
   batchThreads: number;
+  /** Whether the batched windows share the batcher's compute buffers (LoadOptions.shareCompute). */
+  shareCompute: boolean;
+  /** The model file's sha256 (the manifest's, or hashed at load). */
+  modelSha256: string;
+  /** The weights' type as whisper.cpp reads it from the file (f16, q5_0, ...). */
+  weightType: string;
+  /** The end-of-text token: ids below it are text. */
+  eot: number;
   /** Decodes `pcm` alone on whisper.cpp's own path (`alone`), or through the batcher; under load()'s signal. */
-  transcribe(pcm: Float32Array, opts: TranscribeOptions, alone: boolean): Promise<AsrResult>;
+  transcribe(pcm: Float32Array, opts: TranscribeOptions, alone: boolean, seams: TranscribeSeams): Promise<AsrResult>;
   batchStats(): Pick<BatchStats, 'maxInStep' | 'maxInEncode'>;
   resetBatchStats(): void;
   /** The next decoder step and batched encoder pass wait until `n` windows are queued for them (at most `timeoutMs`). */
@@ -39,32 +55,61 @@ export function batchSelfChecks(): readonly SelfCheckVerdict[] {
 }
 
 /**
+ * What a verdict holds for: everything that changes what the batched graphs compute, or on which
+ * weights. Files of one shape (large-v2 and v3; f16 and quantized) differ in sha256 and weight type.
+ */
+export function selfCheckKey(model: CheckedModel, device: number, testFault: TestFault | undefined): string {
+  const i = model.info;
+  return [
+    i.backend,
+    device,
+    i.batchAttention,
+    i.flashAttn ? 'flash-attn' : 'no-flash-attn',
+    `encoder-batch-${i.encodeBatch}`,
+    model.shareCompute ? 'shared-compute' : 'own-compute',
+    `dtw-${i.dtw ?? 'off'}`,
+    i.type,
+    model.weightType,
+    `sha256-${model.modelSha256}`,
+    testFault ?? '',
+  ].join('/');
+}
+
+/**
  * The verdict on a batched model's setup: this process's earlier one, else a new check, kept for the
- * setup when final (not 'inconclusive') and not made under a test fault. A 'fell-back' verdict warns once.
- * `device` is the GPU's index, 0 on the CPU.
+ * setup when final (not 'inconclusive') and not made under a test fault. Anything but 'verified' warns
+ * in one line (the caller then decodes unbatched). `device` is the GPU's index, 0 on the CPU.
  */
 export async function selfCheckVerdict(
   model: CheckedModel,
   device: number,
-  testFault: string | undefined,
+  testFault: TestFault | undefined,
 ): Promise<SelfCheckVerdict> {
-  const key = [
-    model.info.backend,
-    device,
-    model.info.batchAttention,
-    model.info.flashAttn ? 'flash-attn' : 'no-flash-attn',
-    model.info.encodeBatch > 1 ? 'encoder-batched' : 'encoder-alone',
-    model.info.type,
-    testFault ?? '',
-  ].join('/');
+  const key = selfCheckKey(model, device, testFault);
   const known = selfChecks.get(key);
   if (known !== undefined) return known;
-  const verdict = await runCanary(model, key);
+  const verdict = await runCanary(model, key, testFault);
   const final = verdict.status !== 'inconclusive';
   if (final && testFault === undefined && selfChecks.size < MAX_SELF_CHECKS) selfChecks.set(key, verdict);
   if (testFault === undefined && (reported.has(key) || reported.size < MAX_SELF_CHECKS)) reported.set(key, verdict);
-  if (verdict.status === 'fell-back') loudFallback(verdict);
+  if (verdict.status !== 'verified') loudFallback(verdict);
   return verdict;
+}
+
+/** The canary's windows, as this check decodes them ('short-canary' stops each after 2 tokens). */
+function canaryWindows(model: CheckedModel, testFault: TestFault | undefined) {
+  const language = model.info.multilingual ? CANARY_OPTIONS.language : undefined;
+  // On the CPU backend, flash attention over a few rows splits its work by thread, which can move a
+  // near-tie: the reference uses the threads the batched graph uses (a slotted graph has enough rows
+  // that it never splits, as one thread computes).
+  const threads = model.info.batchAttention === 'slotted' ? 1 : model.batchThreads;
+  const short = testFault === 'short-canary';
+  return CANARY_WINDOWS.map((w) => ({
+    name: `canary ${w.seconds} s`,
+    pcm: canaryAudio(w.seconds, w.seed),
+    opts: { ...CANARY_OPTIONS, ...w.options, language, threads, ...(short ? { maxTokens: 2 } : {}) },
+    seams: short ? { exactTokens: w.seams.exactTokens === undefined ? undefined : 2 } : w.seams,
+  }));
 }
 
 /**
@@ -72,33 +117,32 @@ export async function selfCheckVerdict(
  * all at once through the batcher, and compares. The batcher's counters are reset afterwards, so
  * batchStats() counts the model's own work.
  */
-async function runCanary(model: CheckedModel, key: string): Promise<SelfCheckVerdict> {
+async function runCanary(
+  model: CheckedModel,
+  key: string,
+  testFault: TestFault | undefined,
+): Promise<SelfCheckVerdict> {
   const started = performance.now();
-  const language = model.info.multilingual ? CANARY_OPTIONS.language : undefined;
-  // On the CPU backend, flash attention over a few rows splits its work by thread, which can move a
-  // near-tie: the reference uses the threads the batched graph uses (a slotted graph has enough rows
-  // that it never splits, as one thread computes).
-  const threads = model.info.batchAttention === 'slotted' ? 1 : model.batchThreads;
-  const windows = CANARY_WINDOWS.map((w) => ({
-    name: `canary ${w.seconds} s`,
-    pcm: canaryAudio(w.seconds, w.seed),
-    opts: { ...CANARY_OPTIONS, ...w.options, language, threads },
-  }));
+  const windows = canaryWindows(model, testFault);
   const alone: AsrResult[] = [];
-  for (const w of windows) alone.push(await model.transcribe(w.pcm, w.opts, true));
+  for (const w of windows) alone.push(await model.transcribe(w.pcm, w.opts, true, w.seams));
   // The check proves something only if the windows met in one step (and, with the batched encoder,
   // in one encoder graph). Left to timing they often would not: on a GPU the short window decodes its
   // few tokens while the long one is still computing its mel. So the first step and the first encoder
   // pass wait for both windows (the gate; bounded, in case a window fails before it queues), and a run
   // in which they still did not meet is repeated, at most SELF_CHECK_TRIES times in all.
   let differences: string[] = [];
+  let textTokens: number[] = [];
   let status: SelfCheckVerdict['status'] = 'inconclusive';
-  for (let t = 0; t < SELF_CHECK_TRIES && status === 'inconclusive'; t++) {
+  let met = false;
+  // A run in which the windows did not meet is tried again; one that compared too few tokens is not
+  // (greedy decoding without fallback gives the same tokens again).
+  for (let t = 0; t < SELF_CHECK_TRIES && status === 'inconclusive' && !met; t++) {
     model.resetBatchStats();
     model.gateNextBatch(windows.length, GATE_TIMEOUT_MS);
     // Longest first, so its mel spectrogram has a head start on the short window's.
     const order = windows.map((_, i) => i).reverse();
-    const runs = order.map((i) => model.transcribe(windows[i]!.pcm, windows[i]!.opts, false));
+    const runs = order.map((i) => model.transcribe(windows[i]!.pcm, windows[i]!.opts, false, windows[i]!.seams));
     const batched: AsrResult[] = [];
     try {
       (await Promise.all(runs)).forEach((r, k) => {
@@ -108,10 +152,11 @@ async function runCanary(model: CheckedModel, key: string): Promise<SelfCheckVer
       model.gateNextBatch(0, 0); // a gate left armed (a window failed first) must not hold later steps
     }
     differences = windows.flatMap((w, i) => compareCanary(w.name, alone[i]!, batched[i]!));
+    textTokens = windows.map((_, i) => comparedTextTokens(alone[i]!, batched[i]!, model.eot));
     const st = model.batchStats();
-    const met = st.maxInStep >= 2 && (model.info.encodeBatch <= 1 || st.maxInEncode >= 2);
+    met = st.maxInStep >= 2 && (model.info.encodeBatch <= 1 || st.maxInEncode >= 2);
     if (differences.length > 0) status = 'fell-back';
-    else if (met) status = 'verified';
+    else if (met && textTokens.every((n) => n >= CANARY_MIN_TEXT_TOKENS)) status = 'verified';
   }
   model.resetBatchStats();
   return {
@@ -120,17 +165,21 @@ async function runCanary(model: CheckedModel, key: string): Promise<SelfCheckVer
     batchAttention: model.info.batchAttention === 'slotted' ? 'slotted' : 'per-call',
     encodeBatch: model.info.encodeBatch,
     status,
+    textTokens,
     differences: differences.slice(0, 20),
     ms: Math.round(performance.now() - started),
   };
 }
 
-/** The one loud line: batching is off for this setup, and why. */
+/** The one loud line: batching is off for this model (and, once it failed, for this setup), and why. */
 function loudFallback(v: SelfCheckVerdict): void {
-  process.emitWarning(
-    `batched decoding FAILED its self-check on ${v.backend} (${v.batchAttention} attention, encoder batch ${v.encodeBatch}; ` +
-      `${v.key}): ${v.differences.length} difference(s), first: ${v.differences[0]}. ` +
-      'This process decodes every window unbatched on this setup.',
-    { code: 'WHISPER_BATCH_SELF_CHECK' },
-  );
+  const where = `${v.backend} (${v.batchAttention} attention, encoder batch ${v.encodeBatch}; ${v.key})`;
+  const message =
+    v.status === 'fell-back'
+      ? `batched decoding FAILED its self-check on ${where}: ${v.differences.length} difference(s), first: ` +
+        `${v.differences[0]}. This process decodes every window unbatched on this setup.`
+      : `batched decoding is UNVERIFIED on ${where}: the canary proved nothing (text tokens compared per window: ` +
+        `${v.textTokens.join(', ')}, ${CANARY_MIN_TEXT_TOKENS} needed; or its windows never shared a step). ` +
+        'This model decodes unbatched; the next load checks again.';
+  process.emitWarning(message, { code: 'WHISPER_BATCH_SELF_CHECK' });
 }

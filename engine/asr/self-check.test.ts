@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AsrResult, batchSelfChecks, WhisperModel } from './index.ts';
 import { CANARY_OPTIONS, canaryAudio, compareCanary } from './self-check.ts';
 import { syntheticTiny } from './testing/fixtures.ts';
+import { loadWithSeams } from './testing.ts';
 
 const ids = (r: AsrResult) => r.tokens!.flat().map((t) => t.id);
 const opts = { ...CANARY_OPTIONS, maxTokens: 16 };
@@ -96,7 +97,7 @@ describe('self-check on first use', () => {
   }, 300_000);
 
   it('the injected fault really corrupts batched output when nothing checks it', async () => {
-    const model = await WhisperModel.load(modelPath, { ...BATCHED, testFault: 'perturb-slot', selfCheck: false });
+    const model = await loadWithSeams(modelPath, { ...BATCHED, selfCheck: false }, {}, { testFault: 'perturb-slot' });
     try {
       expect(model.batchStats()!.selfCheck).toBe('unchecked');
       const results = await Promise.all(windows.map((w) => model.transcribe(w, opts)));
@@ -107,7 +108,7 @@ describe('self-check on first use', () => {
   }, 300_000);
 
   it('with the fault, the check sees the difference, warns once, falls back, and the output is right', async () => {
-    const model = await WhisperModel.load(modelPath, { ...BATCHED, testFault: 'perturb-slot' });
+    const model = await loadWithSeams(modelPath, BATCHED, {}, { testFault: 'perturb-slot' });
     try {
       expect(model.selfCheck!.status).toBe('fell-back');
       expect(model.selfCheck!.differences.length).toBeGreaterThan(0);

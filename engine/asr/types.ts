@@ -69,29 +69,31 @@ export interface LoadOptions {
    */
   shareCompute?: boolean;
   /**
-   * Tests only. 'perturb-slot' makes every batched step that serves two or more windows hand the
-   * second its logits negated, as a batching bug would; its self-check is never shared. 'hold' keeps
-   * every decoder step and encoder pass queued until `releaseTestHold()` (no self-check), so a test can
-   * act while a window waits in the batcher. 'plain-attention' makes the batcher's graphs
-   * (batched encoder, per-call steps) attend without flash attention while the caches keep its layout,
-   * so the DTW parity test can hold the flash-attention DTW pass to whisper-cli's on the same tokens.
+   * The model file's sha256 when the caller knows it (the manifest's). The self-check's verdict is kept
+   * per model file; without this the file is hashed once per process, at the first batched load.
    */
-  testFault?: 'perturb-slot' | 'hold' | 'plain-attention';
+  modelSha256?: string;
 }
 
 /** The outcome of a batched setup's self-check (one per backend and setup, per process). */
 export interface SelfCheckVerdict {
-  /** The setup checked: backend, device, attention, flash attention, batched encoder or not, model type. */
+  /**
+   * The setup checked: backend, device, attention, flash attention, encoder batch, shared compute, DTW
+   * preset, model type, weight type and the model file's sha256.
+   */
   key: string;
   backend: 'cpu' | 'cuda';
   batchAttention: 'per-call' | 'slotted';
   encodeBatch: number;
   /**
-   * 'verified': batched equals alone. 'fell-back': it did not; batching is off for this setup.
-   * 'inconclusive': equal, but the canary windows never met in one step (a busy machine), so nothing
-   * was proven; batching stays on and the next load of the setup checks again.
+   * 'verified': batched equals alone; the only status under which a model batches. 'fell-back': it did
+   * not; batching is off for this setup in this process. 'inconclusive': nothing was proven (the canary
+   * windows never met in one step, or a window compared fewer than CANARY_MIN_TEXT_TOKENS text tokens):
+   * this model decodes unbatched, with one warning, and the next load of the setup checks again.
    */
   status: 'verified' | 'fell-back' | 'inconclusive';
+  /** Text tokens compared in each canary window (alone and batched both had them). */
+  textTokens: number[];
   /** What differed (empty when verified), at most 20 entries. */
   differences: string[];
   /** Wall time of the check. */
@@ -143,9 +145,11 @@ export interface BatchStats {
   pendingEncodes: number;
   /** Passes computed on the batcher's shared compute buffers (shareCompute). */
   lent: number;
+  /** Decoder calls served by the graph computing now (a snapshot). */
+  inGraph: number;
   /**
-   * The self-check of this model's batched setup: 'verified', 'fell-back' (every transcription decodes
-   * unbatched), or 'unchecked' (selfCheck: false).
+   * The self-check of this model's batched setup: 'verified'; 'fell-back' or 'inconclusive' (the
+   * batcher is freed and the counters stay as they were then); or 'unchecked' (selfCheck: false).
    */
   selfCheck: 'verified' | 'fell-back' | 'inconclusive' | 'unchecked';
 }
@@ -176,6 +180,12 @@ export interface ModelInfo {
   encodeBatch: number;
   /** How batched steps attend; 'none' when unbatched. */
   batchAttention: 'per-call' | 'slotted' | 'none';
+  /**
+   * After a self-check that did not verify: the batcher is freed and the model decodes unbatched, at
+   * most this many windows at once, the whole states that fit in the memory the batch was planned for.
+   * Absent otherwise.
+   */
+  maxWindows?: number;
 }
 
 export interface AsrRunOptions extends RunOptions {
@@ -213,11 +223,6 @@ export interface TranscribeOptions extends AsrOptions {
   singleSegment?: boolean;
   /** Max tokens per segment, 0 = no limit. */
   maxTokens?: number;
-  /**
-   * Benchmarks only: decode exactly this many tokens per call (no timestamps, end-of-text suppressed,
-   * no temperature fallback), like a peer generating with min = max new tokens. Not for transcripts.
-   */
-  benchmarkExactTokens?: number;
 }
 
 export interface WhisperVadOptions {

@@ -21,8 +21,11 @@ import { PcmBuffer } from './pcm-buffer.ts';
 
 /** What the pipeline needs from a loaded model; engine/asr's `WhisperModel` has this shape. */
 export interface PipelineModel {
-  /** batchSize > 1: the model batches the decoder steps of that many concurrent transcriptions. */
-  readonly info: { backend: 'cpu' | 'cuda'; batchSize?: number };
+  /**
+   * batchSize > 1: the model batches the decoder steps of that many concurrent transcriptions.
+   * maxWindows: the model runs at most that many at once (an unbatched fallback's memory budget).
+   */
+  readonly info: { backend: 'cpu' | 'cuda'; batchSize?: number; maxWindows?: number };
   transcribe(
     pcm: Float32Array,
     opts: AsrOptions,
@@ -73,8 +76,27 @@ export interface ConcurrencyPlan {
  * - A batched model (batchSize > 1, either backend): as many windows as the batch holds, so the
  *   decoder steps of all of them share one graph; the model's slots cap what runs across jobs.
  *   Threads per job (mel and encoder) as for fixed CPU concurrency.
+ * - A model that fell back from batching (its self-check did not verify) decodes unbatched, at most
+ *   `maxWindows` windows at once (the whole states that fit in the memory its batch was planned for):
+ *   'auto' concurrency is capped there, and threads are planned for that many jobs.
  */
 export function planConcurrency(o: {
+  backend: 'cpu' | 'cuda';
+  cores?: number;
+  concurrency?: number | 'auto';
+  threads?: number;
+  batchSize?: number;
+  maxWindows?: number;
+}): ConcurrencyPlan {
+  const plan = planUncapped(o);
+  if (o.maxWindows === undefined || plan.concurrency <= o.maxWindows) return plan;
+  const concurrency = Math.max(1, o.maxWindows);
+  const cores = Math.max(1, o.cores ?? availableParallelism());
+  const perJob = Math.max(1, Math.floor(cores / concurrency));
+  return { concurrency, threadsPerJob: o.threads ?? (o.backend === 'cuda' ? Math.min(4, perJob) : perJob) };
+}
+
+function planUncapped(o: {
   backend: 'cpu' | 'cuda';
   cores?: number;
   concurrency?: number | 'auto';
@@ -420,6 +442,7 @@ export async function transcribeStream(
   const plan = planConcurrency({
     backend: model.info.backend,
     batchSize: model.info.batchSize,
+    maxWindows: model.info.maxWindows,
     concurrency: concurrencyOpt,
     threads: opts.threads,
   });

@@ -14,7 +14,7 @@ namespace {
 struct LoadedModel {
   ContextPtr ctx;
   ModelInfo info;
-  whisper_batcher* batcher = nullptr;
+  BatcherPtr batcher;
 };
 
 class LoadJob : public Job {
@@ -75,18 +75,18 @@ class LoadJob : public Job {
         return;
       }
     }
-    // The batcher computes with the context's weights: it goes first, once the last job is done.
-    loaded_.ctx = ContextPtr(raw, [batcher](whisper_context* c) {
-      whisper_batcher_free(batcher);
-      whisper_free(c);
-    });
-    loaded_.batcher = batcher;
+    loaded_.ctx = ContextPtr(raw, [](whisper_context* c) { whisper_free(c); });
+    // The batcher computes with the context's weights: its deleter holds the context until it is freed.
+    if (batcher != nullptr) {
+      loaded_.batcher = BatcherPtr(batcher, [ctx = loaded_.ctx](whisper_batcher* b) { whisper_batcher_free(b); });
+    }
     loaded_.info.batch_size = batcher != nullptr ? batch_size_ : 1;
     loaded_.info.encode_batch = batcher != nullptr ? whisper_batcher_get_params(batcher).encode_batch : 1;
     loaded_.info.batch_attention = batcher != nullptr ? whisper_batcher_get_params(batcher).attention : "none";
 
     ModelInfo& mi = loaded_.info;
     mi.type = whisper_model_type_readable(raw);
+    mi.ftype = whisper_model_ftype(raw);
     mi.multilingual = whisper_is_multilingual(raw) != 0;
     mi.n_mels = whisper_model_n_mels(raw);
     mi.n_vocab = whisper_model_n_vocab(raw);
@@ -136,7 +136,7 @@ Model::Model(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Model>(info) {
   LoadedModel* loaded = info[0].As<Napi::External<LoadedModel>>().Data();
   ctx_ = std::move(loaded->ctx);
   info_ = loaded->info;
-  batcher_ = loaded->batcher;
+  batcher_ = std::move(loaded->batcher);
 }
 
 Napi::Value Model::Info(const Napi::CallbackInfo& info) {
@@ -158,6 +158,7 @@ Napi::Value Model::Info(const Napi::CallbackInfo& info) {
   o.Set("batchSize", info_.batch_size);
   o.Set("encodeBatch", info_.encode_batch);
   o.Set("batchAttention", info_.batch_attention);
+  o.Set("ftype", info_.ftype);
   return o;
 }
 
@@ -165,7 +166,7 @@ Napi::Value Model::Info(const Napi::CallbackInfo& info) {
 Napi::Value Model::BatchStats(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!ctx_ || batcher_ == nullptr) return env.Undefined();
-  const whisper_batcher_stats st = whisper_batcher_get_stats(batcher_);
+  const whisper_batcher_stats st = whisper_batcher_get_stats(batcher_.get());
   Napi::Object o = Napi::Object::New(env);
   o.Set("steps", static_cast<double>(st.steps));
   o.Set("sequences", static_cast<double>(st.sequences));
@@ -185,6 +186,7 @@ Napi::Value Model::BatchStats(const Napi::CallbackInfo& info) {
   o.Set("pendingSteps", static_cast<double>(st.pending_steps));
   o.Set("pendingEncodes", static_cast<double>(st.pending_encodes));
   o.Set("lent", static_cast<double>(st.lent));
+  o.Set("inGraph", static_cast<double>(st.in_graph));
   return o;
 }
 
@@ -194,10 +196,10 @@ Napi::Value Model::BatchStats(const Napi::CallbackInfo& info) {
 Napi::Value Model::WindowBytes(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!ctx_) return env.Undefined();
-  const bool slotted = batcher_ != nullptr && whisper_batcher_get_params(batcher_).attention == "slotted";
-  const bool shared = batcher_ != nullptr && whisper_batcher_get_params(batcher_).share_compute;
+  const bool slotted = batcher_ != nullptr && whisper_batcher_get_params(batcher_.get()).attention == "slotted";
+  const bool shared = batcher_ != nullptr && whisper_batcher_get_params(batcher_.get()).share_compute;
   whisper_batch_window_bytes b = whisper_batcher_window_bytes(ctx_.get(), slotted, shared);
-  if (shared) b.shared *= static_cast<size_t>(whisper_batcher_get_params(batcher_).compute_sets);
+  if (shared) b.shared *= static_cast<size_t>(whisper_batcher_get_params(batcher_.get()).compute_sets);
   Napi::Object o = Napi::Object::New(env);
   o.Set("perWindow", static_cast<double>(b.per_window));
   o.Set("shared", static_cast<double>(b.shared));
@@ -205,7 +207,7 @@ Napi::Value Model::WindowBytes(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value Model::ReleaseTestHold(const Napi::CallbackInfo& info) {
-  if (ctx_ && batcher_ != nullptr) whisper_batcher_test_release(batcher_);
+  if (ctx_ && batcher_ != nullptr) whisper_batcher_test_release(batcher_.get());
   return info.Env().Undefined();
 }
 
@@ -217,22 +219,50 @@ Napi::Value Model::GateNextBatch(const Napi::CallbackInfo& info) {
     return env.Undefined();
   }
   if (ctx_ && batcher_ != nullptr) {
-    whisper_batcher_gate_next(batcher_, info[0].As<Napi::Number>().Int32Value(), info[1].As<Napi::Number>().Int32Value());
+    whisper_batcher_gate_next(batcher_.get(), info[0].As<Napi::Number>().Int32Value(), info[1].As<Napi::Number>().Int32Value());
   }
   return env.Undefined();
 }
 
 Napi::Value Model::ResetBatchStats(const Napi::CallbackInfo& info) {
-  if (ctx_ && batcher_ != nullptr) whisper_batcher_reset_stats(batcher_);
+  if (ctx_ && batcher_ != nullptr) whisper_batcher_reset_stats(batcher_.get());
   return info.Env().Undefined();
 }
 
 Napi::Value Model::Free(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  auto job = std::make_shared<ReleaseJob>(env, std::move(ctx_));
+  // The batcher's deleter holds the context: dropping both frees the batcher, then the context.
+  auto held = std::make_shared<std::pair<BatcherPtr, ContextPtr>>(std::move(batcher_), std::move(ctx_));
+  auto job = std::make_shared<ReleaseJob>(env, std::move(held));
   ctx_.reset();
-  batcher_ = nullptr;
+  batcher_.reset();
   return Job::Start(env, job, "whisper-free");
+}
+
+// dropBatcher(): the self-check's fallback. Later transcriptions decode unbatched; the batcher (its slot
+// caches, lent compute sets, graph buffers and threads) is freed off the JS thread, or by the last job
+// still holding it. {promise, abort}.
+Napi::Value Model::DropBatcher(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto job = std::make_shared<ReleaseJob>(env, std::move(batcher_));
+  batcher_.reset();
+  info_.batch_size = 1;
+  info_.encode_batch = 1;
+  info_.batch_attention = "none";
+  return Job::Start(env, job, "whisper-drop-batcher");
+}
+
+// memoryBytes(): from the allocator, what the batcher holds (0 without one), and what the transcriptions'
+// states hold in their own buffers now and at most since load (undefined once closed).
+Napi::Value Model::MemoryBytes(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!ctx_) return env.Undefined();
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("batcher", static_cast<double>(batcher_ ? whisper_batcher_bytes(batcher_.get()) : 0));
+  o.Set("states", static_cast<double>(state_bytes_->live.load()));
+  o.Set("peakStates", static_cast<double>(state_bytes_->peak.load()));
+  o.Set("liveBatchers", whisper_batcher_live());
+  return o;
 }
 
 Napi::Value Load(const Napi::CallbackInfo& info) {
@@ -256,6 +286,7 @@ Napi::Value Load(const Napi::CallbackInfo& info) {
   bp.fault_perturb_slot = GetString(o, "testFault", "") == "perturb-slot";
   bp.test_hold = GetString(o, "testFault", "") == "hold";
   bp.test_plain_attention = GetString(o, "testFault", "") == "plain-attention";
+  bp.test_pause_in_graph = GetString(o, "testFault", "") == "pause-in-graph";
   bp.share_compute = GetBool(o, "shareCompute", bp.share_compute);
   auto job = std::make_shared<LoadJob>(env, info[0].As<Napi::String>().Utf8Value(), cp, dtw, batch_size,
                                        cpu_batch_default, bp);

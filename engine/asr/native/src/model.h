@@ -4,6 +4,7 @@
 #include <napi.h>
 #include <whisper.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -13,6 +14,23 @@
 namespace whisper_addon {
 
 using ContextPtr = std::shared_ptr<whisper_context>;
+// The batcher computes with its context's weights: its deleter holds the context until it is freed.
+// Jobs hold it too, so dropBatcher() (a self-check fallback) frees it once the last of them is done.
+using BatcherPtr = std::shared_ptr<whisper_batcher>;
+
+// Bytes the model's transcriptions hold in their states' own buffers (whisper_batch_state_bytes), now
+// and at most, summed over the jobs in flight: what the allocator gave them, for the memory budget.
+struct StateBytes {
+  std::atomic<size_t> live{0};
+  std::atomic<size_t> peak{0};
+  void Add(size_t n) {
+    const size_t now = live.fetch_add(n) + n;
+    size_t p = peak.load();
+    while (now > p && !peak.compare_exchange_weak(p, now)) {
+    }
+  }
+  void Sub(size_t n) { live.fetch_sub(n); }
+};
 
 struct ModelInfo {
   std::string type;
@@ -26,6 +44,7 @@ struct ModelInfo {
   int batch_size = 1;  // > 1: decoder steps of concurrent jobs share one graph (batch/whisper-batch.h)
   int encode_batch = 1;  // > 1: encoder passes of concurrent jobs share one graph
   std::string batch_attention = "none";  // "slotted" or "per-call" when batched
+  int ftype = 0;  // the weights' file type (whisper_model_ftype: 0 f32, 1 f16, 2 q4_0, ...)
 };
 
 constexpr int kMaxBatch = 256;  // engine/asr/batching.ts MAX_BATCH
@@ -49,6 +68,8 @@ class Model : public Napi::ObjectWrap<Model> {
                            InstanceMethod<&Model::ReleaseTestHold>("releaseTestHold"),
                            InstanceMethod<&Model::GateNextBatch>("gateNextBatch"),
                            InstanceMethod<&Model::WindowBytes>("windowBytes"),
+                           InstanceMethod<&Model::DropBatcher>("dropBatcher"),
+                           InstanceMethod<&Model::MemoryBytes>("memoryBytes"),
                        });
   }
 
@@ -57,8 +78,9 @@ class Model : public Napi::ObjectWrap<Model> {
 
   ContextPtr ctx_;
   ModelInfo info_;
-  // Owned by ctx_'s deleter (freed just before the context); valid while ctx_ is.
-  whisper_batcher* batcher_ = nullptr;
+  // Null when unbatched, after dropBatcher(), and once freed.
+  BatcherPtr batcher_;
+  std::shared_ptr<StateBytes> state_bytes_ = std::make_shared<StateBytes>();
 
  private:
   Napi::Value Info(const Napi::CallbackInfo& info);
@@ -70,6 +92,8 @@ class Model : public Napi::ObjectWrap<Model> {
   Napi::Value ReleaseTestHold(const Napi::CallbackInfo& info);
   Napi::Value GateNextBatch(const Napi::CallbackInfo& info);
   Napi::Value ResetBatchStats(const Napi::CallbackInfo& info);
+  Napi::Value DropBatcher(const Napi::CallbackInfo& info);
+  Napi::Value MemoryBytes(const Napi::CallbackInfo& info);
 
   ContextPtr Context(Napi::Env env) {
     if (!ctx_) throw CodedError(env, "MODEL_CLOSED", "The model has been closed.");

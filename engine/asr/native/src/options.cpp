@@ -38,6 +38,7 @@ TranscribeParams ParseTranscribeParams(const Napi::Object& o) {
   p.logprob_thold = GetNumber<float>(o, "logprobThold", p.logprob_thold);
   p.no_speech_thold = GetNumber<float>(o, "noSpeechThold", p.no_speech_thold);
   p.exact_tokens = GetNumber<int>(o, "exactTokens", p.exact_tokens);
+  p.min_text_tokens = GetNumber<int>(o, "minTextTokens", p.min_text_tokens);
   p.no_batch = GetBool(o, "noBatch", p.no_batch);
   if (o.Get("initialPrompt").IsString()) {
     p.has_prompt = true;

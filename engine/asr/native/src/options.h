@@ -40,6 +40,10 @@ struct TranscribeParams {
   // Benchmarks only: decode exactly this many text tokens per window (no timestamps, end-of-text
   // suppressed, no fallback), as the transformers peer does with min = max new tokens.
   int exact_tokens = 0;
+  // The self-check's canary only: end-of-text and timestamp tokens are suppressed until a pass holds
+  // this many text tokens (except where whisper's timestamp rule wants a closing timestamp), so the
+  // canary compares enough tokens on any weights; whisper's own rules decide from there.
+  int min_text_tokens = 0;
   // Decode on whisper.cpp's own path even when the model is batched: the self-check's reference
   // and, once it has fallen back, every transcription of the process.
   bool no_batch = false;

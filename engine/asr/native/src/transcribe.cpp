@@ -27,6 +27,38 @@ StatePtr InitState(whisper_context* ctx, AbortState* abort) {
   return StatePtr(whisper_init_state(ctx));
 }
 
+// TranscribeParams::min_text_tokens' filter (whisper_full_params::logits_filter_callback). It runs before
+// whisper's timestamp rules, which only suppress more: end-of-text and timestamps are suppressed while
+// the pass holds fewer text tokens than asked, except right after a lone timestamp, where the pair rule
+// allows timestamps and end-of-text only (suppressing them too would leave nothing to sample).
+void MinTextTokensFilter(whisper_context* c, whisper_state*, const whisper_token_data* tokens, int n, float* logits,
+                         void* user_data) {
+  const int need = *static_cast<const int*>(user_data);
+  const whisper_token eot = whisper_token_eot(c);
+  const whisper_token beg = whisper_token_beg(c);
+  int text = 0;
+  for (int i = 0; i < n; ++i) text += tokens[i].id < eot;
+  if (text >= need) return;
+  const bool last_ts = n > 0 && tokens[n - 1].id >= beg;
+  const bool penultimate_ts = n < 2 || tokens[n - 2].id >= beg;
+  if (last_ts && !penultimate_ts) return;
+  logits[eot] = -INFINITY;
+  for (int i = beg; i < whisper_n_vocab(c); ++i) logits[i] = -INFINITY;
+}
+
+// Adds a state's own bytes to the model's count while in scope (memoryBytes()).
+class CountedBytes {
+ public:
+  CountedBytes(std::shared_ptr<StateBytes> counter, size_t n) : counter_(std::move(counter)), n_(n) { counter_->Add(n_); }
+  ~CountedBytes() { counter_->Sub(n_); }
+  CountedBytes(const CountedBytes&) = delete;
+  CountedBytes& operator=(const CountedBytes&) = delete;
+
+ private:
+  std::shared_ptr<StateBytes> counter_;
+  size_t n_;
+};
+
 // Detects the language of the first 30 s; the mel spectrogram must already be in `state`.
 bool DetectOnState(whisper_context* ctx, whisper_state* state, int threads, int& lang_id, float& prob) {
   std::vector<float> probs(whisper_lang_max_id() + 1, 0.0f);
@@ -38,10 +70,10 @@ bool DetectOnState(whisper_context* ctx, whisper_state* state, int threads, int&
 
 class TranscribeJob : public Job {
  public:
-  TranscribeJob(Napi::Env env, ContextPtr ctx, whisper_batcher* batcher, std::vector<float> samples,
-                TranscribeParams params,
-                Napi::Function on_progress)
-      : Job(env), ctx_(std::move(ctx)), batcher_(batcher), samples_(std::move(samples)), params_(std::move(params)) {
+  TranscribeJob(Napi::Env env, ContextPtr ctx, BatcherPtr batcher, std::shared_ptr<StateBytes> bytes,
+                std::vector<float> samples, TranscribeParams params, Napi::Function on_progress)
+      : Job(env), ctx_(std::move(ctx)), batcher_(std::move(batcher)), bytes_(std::move(bytes)),
+        samples_(std::move(samples)), params_(std::move(params)) {
     if (!on_progress.IsEmpty()) on_progress_ = Napi::Persistent(on_progress);
   }
 
@@ -55,8 +87,8 @@ class TranscribeJob : public Job {
     std::optional<WhisperBatchScope> batched;
     std::optional<AttachedTo> attached;  // before `batched`'s end: an abort wakes the batcher while attached
     if (!params_.no_batch && batcher_ != nullptr) {
-      attached.emplace(abort_.get(), batcher_);
-      batched.emplace(batcher_, CancelPoll, abort_.get());
+      attached.emplace(abort_.get(), batcher_.get());
+      batched.emplace(batcher_.get(), CancelPoll, abort_.get());
     }
     StatePtr state = InitState(ctx, abort_.get());
     if (!state) {
@@ -97,6 +129,7 @@ class TranscribeJob : public Job {
     // After language detection, which encodes and decodes on the state's own caches: from here on
     // they are its slot's memory, which the batched steps read (whisper-batch.h).
     whisper_batch_adopt_state(state.get());
+    const CountedBytes counted(bytes_, whisper_batch_state_bytes(state.get()));
 
     const bool beam = params_.beam_size > 1;
     whisper_full_params wp = whisper_full_default_params(beam ? WHISPER_SAMPLING_BEAM_SEARCH : WHISPER_SAMPLING_GREEDY);
@@ -127,6 +160,9 @@ class TranscribeJob : public Job {
       wp.temperature_inc = 0.0f;
       wp.logits_filter_callback = [](whisper_context* c, whisper_state*, const whisper_token_data*, int, float* logits,
                                      void*) { logits[whisper_token_eot(c)] = -INFINITY; };
+    } else if (params_.min_text_tokens > 0) {
+      wp.logits_filter_callback = MinTextTokensFilter;
+      wp.logits_filter_callback_user_data = &params_.min_text_tokens;
     }
 
     wp.progress_callback = [](whisper_context*, whisper_state*, int progress, void* user_data) {
@@ -231,7 +267,8 @@ class TranscribeJob : public Job {
   }
 
   ContextPtr ctx_;
-  whisper_batcher* batcher_;
+  BatcherPtr batcher_;
+  std::shared_ptr<StateBytes> bytes_;
   std::vector<float> samples_;
   TranscribeParams params_;
   Napi::FunctionReference on_progress_;
@@ -309,8 +346,8 @@ Napi::Value Model::Transcribe(const Napi::CallbackInfo& info) {
   std::vector<float> samples = CopySamples(info[0]);
   TranscribeParams params = ParseTranscribeParams(info[1].IsObject() ? info[1].As<Napi::Object>() : Napi::Object::New(env));
   Napi::Function on_progress = info[2].IsFunction() ? info[2].As<Napi::Function>() : Napi::Function();
-  auto job = std::make_shared<TranscribeJob>(env, std::move(ctx), batcher_, std::move(samples), std::move(params),
-                                             on_progress);
+  auto job = std::make_shared<TranscribeJob>(env, std::move(ctx), batcher_, state_bytes_, std::move(samples),
+                                             std::move(params), on_progress);
   return Job::Start(env, job, "whisper-transcribe");
 }
 

@@ -49,6 +49,10 @@ struct whisper_batcher_params {
   // flash-attention context decodes what a non-flash one does. The DTW parity test uses it to hold
   // the DTW pass (patches/0006), which reads those caches, to whisper-cli's own DTW on the same tokens.
   bool test_plain_attention = false;
+  // Tests only: the first decoder step's graph stops at its first node and waits there until
+  // whisper_batcher_test_release, or until every call it serves is cancelled (then it is aborted
+  // between nodes, abortedGraphs): a test can cancel a graph that is running, as an event.
+  bool test_pause_in_graph = false;
   // Shared compute (whisper-batch-shared.inc): the states of attached calls reserve no compute buffers
   // and borrow the batcher's one set for the passes they compute themselves (an encoder pass alone, the
   // DTW pass, language detection), one pass at a time. A window then costs its caches alone, not a
@@ -81,6 +85,7 @@ struct whisper_batcher_stats {
   uint64_t pending_steps = 0;     // decoder steps queued now (not a counter: a snapshot)
   uint64_t pending_encodes = 0;   // encoder passes queued now (a snapshot)
   uint64_t lent = 0;              // passes computed on the shared compute buffers (share_compute)
+  uint64_t in_graph = 0;          // calls served by the decoder graph computing now (a snapshot)
   uint64_t encode_graphs = 0;  // batched encoder graphs computed
   uint64_t encodes = 0;        // windows they encoded
   uint64_t max_in_encode = 0;  // the most windows one encoder graph carried
@@ -112,6 +117,14 @@ void whisper_batcher_test_release(whisper_batcher* b);
 // creating one); on the CPU, `cpu_default`. Clamped to [1, max_size].
 // `shared_compute`: the states borrow the batcher's compute buffers, so a window costs its caches only.
 int whisper_batcher_auto_size(whisper_context* ctx, int cpu_default, int max_size, bool slotted, bool shared_compute);
+// Bytes the batcher holds in device and host buffers from the allocator: the slot caches, the lent
+// compute sets, both graph schedulers' buffers and the pinned logits copy.
+size_t whisper_batcher_bytes(whisper_batcher* b);
+// Batchers alive in this process (created and not yet freed).
+int whisper_batcher_live();
+// Bytes a state holds in its own buffers (caches, compute buffers, kv_pad), from the allocator: a
+// state that adopted its slot or borrows the batcher's compute counts none of those.
+size_t whisper_batch_state_bytes(whisper_state* state);
 // Bytes one more window in flight holds in whisper.cpp's buffers (its caches, plus its compute buffers
 // unless shared), and one compute set that a batcher lends (its fixed share is compute_sets of them),
 // from the allocator's sizes.

@@ -1,0 +1,43 @@
+/**
+ * `transcribe --self-check`'s exits when batching does not verify, end to end: a child process whose
+ * batcher carries a fault that only tests can set (test-support/asr-fault.ts, preloaded with --import).
+ * Exit 3: the canary differed and the process fell back. Exit 1: the canary proved nothing.
+ * (Exit 0, verified, is cli/transcribe.test.ts'.)
+ */
+import { execFile } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import { beforeAll, expect, it } from 'vitest';
+import { resolveModel } from '../models/index.ts';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const BIN = join(ROOT, 'cli/bin/transcribe.js');
+const PRELOAD = join(ROOT, 'test-support/asr-fault.ts');
+
+function selfCheck(fault: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      ['--import', PRELOAD, BIN, '--self-check', '--model', 'synthetic-tiny', '--batch-size', '2'],
+      { cwd: ROOT, timeout: 115_000, env: { ...process.env, ASR_TEST_FAULT: fault } },
+      (err, stdout, stderr) => done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+beforeAll(async () => {
+  await resolveModel('synthetic-tiny');
+});
+
+it('a batcher that corrupts a window: FELL BACK with the differences, exit 3', async () => {
+  const r = await selfCheck('perturb-slot');
+  expect(r.stdout).toMatch(/^batching FELL BACK to unbatched decoding \(cpu, per-call attention, encoder batch 2/);
+  expect(r.stdout).toMatch(/^ {2}canary \d+ s segment \d+/m);
+  expect(r.code).toBe(3);
+}, 120_000);
+
+it('a canary that compares too few tokens: SELF_CHECK_INCONCLUSIVE, exit 1', async () => {
+  const r = await selfCheck('short-canary');
+  expect(r.stderr).toMatch(/^error: SELF_CHECK_INCONCLUSIVE the canary proved nothing/m);
+  expect(r.stdout).toBe('');
+  expect(r.code).toBe(1);
+}, 120_000);

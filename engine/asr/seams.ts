@@ -1,0 +1,55 @@
+/**
+ * The engine's test and benchmark seams, kept out of the public types (index.ts exports none of this):
+ * tests and benchmarks reach them through `testing.ts`. Faults change what the batcher computes or
+ * when; exact tokens make a window decode a fixed count, as a benchmark peer does.
+ */
+
+/**
+ * Tests only. 'perturb-slot': every batched step that serves two or more windows hands the second its
+ * logits negated, as a batching bug would; its self-check is never shared. 'hold': every decoder step
+ * and encoder pass stays queued until `releaseTestHold()` (no self-check). 'pause-in-graph': the first
+ * decoder graph stops at its first node until `releaseTestHold()` or until every window it serves is
+ * cancelled (no self-check). 'plain-attention': the batcher's graphs (batched encoder, per-call steps)
+ * attend without flash attention while the caches keep its layout (the DTW parity test).
+ * 'short-canary': the self-check's canary windows stop after 2 tokens, too few to prove anything.
+ */
+export type TestFault = 'perturb-slot' | 'hold' | 'pause-in-graph' | 'plain-attention' | 'short-canary';
+
+export const TEST_FAULTS: ReadonlySet<string> = new Set<TestFault>([
+  'perturb-slot',
+  'hold',
+  'pause-in-graph',
+  'plain-attention',
+  'short-canary',
+]);
+
+/** What a load takes beside LoadOptions. */
+export interface LoadSeams {
+  testFault?: TestFault;
+}
+
+/** What a transcription takes beside TranscribeOptions. */
+export interface TranscribeSeams {
+  /**
+   * Decode exactly this many tokens per call (no timestamps, end-of-text suppressed, no temperature
+   * fallback), like a peer generating with min = max new tokens. Not for transcripts.
+   */
+  exactTokens?: number;
+  /** The canary's: end-of-text and timestamps suppressed until a pass holds this many text tokens. */
+  minTextTokens?: number;
+}
+
+/**
+ * Seams every load in this process gets unless it passes its own: set by a test's preload module
+ * (test-support/asr-fault.ts) in a child process, so an end-to-end test of a command can inject a
+ * fault that no option, flag or environment variable of the product can.
+ */
+let processSeams: LoadSeams = {};
+
+export function setProcessLoadSeams(seams: LoadSeams): void {
+  processSeams = { ...seams };
+}
+
+export function processLoadSeams(): LoadSeams {
+  return processSeams;
+}
