@@ -18,19 +18,8 @@ const ROOT = resolve(import.meta.dirname, '..');
 const FOLDERS = ['api', 'workers', 'engine', 'cli'];
 const MAX_LINES = 120;
 
-/**
- * Functions still over the limit because another branch is splitting them; `file: name`. The lead
- * empties this list once those branches are merged. Nothing else may be added here.
- */
-const SPLIT_ELSEWHERE: ReadonlySet<string> = new Set([
-  // being split on another branch
-  'engine/asr/native/src/batch/whisper-batch-decoder.inc: whisper_batcher::compute',
-  // being split on another branch
-  'engine/asr/native/src/batch/whisper-batch-encoder.inc: whisper_batcher::encode',
-]);
-
 interface Long {
-  /** `file: name`, as SPLIT_ELSEWHERE lists them. */
+  /** `file: name`. */
   key: string;
   line: number;
   lines: number;
@@ -250,18 +239,13 @@ describe('function length', () => {
   });
 
   it(`has no TypeScript function over ${MAX_LINES} lines in ${FOLDERS.join('/, ')}/`, () => {
-    const over = tsLong.filter((f) => !SPLIT_ELSEWHERE.has(f.key));
-    expect(over.map((f) => `${f.key} (line ${f.line}): ${f.lines} lines`)).toEqual([]);
+    expect(tsLong.map((f) => `${f.key} (line ${f.line}): ${f.lines} lines`)).toEqual([]);
   });
 
   it(`has no native function body over ${MAX_LINES} lines in engine/`, () => {
-    const over = nativeFiles.flatMap(longNativeFunctions).filter((f) => !SPLIT_ELSEWHERE.has(f.key));
-    expect(over.map((f) => `${f.key} (line ${f.line}): ${f.lines} lines`)).toEqual([]);
-  });
-
-  it('lists only functions that are still long, so the list shrinks as they are split', () => {
-    const long = new Set([...tsLong, ...nativeFiles.flatMap(longNativeFunctions)].map((f) => f.key));
-    expect([...SPLIT_ELSEWHERE].filter((k) => !long.has(k))).toEqual([]);
+    expect(nativeFiles.flatMap(longNativeFunctions).map((f) => `${f.key} (line ${f.line}): ${f.lines} lines`)).toEqual(
+      [],
+    );
   });
 
   it('measures what it polices: the files, and a long function when there is one', () => {
