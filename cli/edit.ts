@@ -11,7 +11,7 @@ import { parse as parsePath } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureAddon } from '../engine/asr/native/ensure.ts';
 import { type CaptionFormat, render } from '../engine/captions/index.ts';
-import { asEngineError, EngineError } from '../engine/errors.ts';
+import { EngineError } from '../engine/errors.ts';
 import {
   createEngine,
   FILLER_PROMPTS,
@@ -23,8 +23,8 @@ import {
   type Transcript,
 } from '../engine/index.ts';
 import { DEFAULT_MODEL, resolveModel } from '../models/index.ts';
-import type { CliErrorCode } from './errors.ts';
-import { createProgressBar, type ProgressBar } from './progress.ts';
+import { runCommand } from './command.ts';
+import type { ProgressBar } from './progress.ts';
 
 const USAGE = `usage: transcribe-edit <file> --out OUT [options]
 
@@ -230,36 +230,15 @@ async function edit(a: EditArgs, bar: ProgressBar, signal: AbortSignal): Promise
   return `transcribe-edit: ${result.keep.length} pieces kept, ${duration.toFixed(2)} s → ${result.duration.toFixed(2)} s; wrote ${written.join(', ')}\n`;
 }
 
-export async function main(argv: string[]): Promise<number> {
-  let args: EditArgs | 'help';
-  try {
-    args = parseEditArgs(argv);
-  } catch (err) {
-    const code: CliErrorCode = 'USAGE';
-    process.stderr.write(`error: ${code} ${(err as Error).message}\n\n${USAGE}\n`);
-    return 2;
-  }
-  if (args === 'help') {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
-  const abort = new AbortController();
-  const onSignal = () => abort.abort(new Error('interrupted'));
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  const bar = createProgressBar();
-  try {
-    const summary = await edit(args, bar, abort.signal);
-    bar.done();
-    process.stderr.write(summary);
-    return 0;
-  } catch (err) {
-    bar.done();
-    const e = asEngineError(err);
-    process.stderr.write(`error: ${e.code} ${e.message}\n`);
-    return abort.signal.aborted ? 130 : 1;
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  }
+export function main(argv: string[]): Promise<number> {
+  return runCommand(argv, {
+    usage: USAGE,
+    parse: parseEditArgs,
+    async run(args, bar, signal) {
+      const summary = await edit(args, bar, signal);
+      bar.done();
+      process.stderr.write(summary);
+      return 0;
+    },
+  });
 }

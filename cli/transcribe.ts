@@ -11,12 +11,11 @@ import { parseArgs } from 'node:util';
 import { WhisperModel } from '../engine/asr/index.ts';
 import { ensureAddon } from '../engine/asr/native/ensure.ts';
 import { type CaptionFormat, render } from '../engine/captions/index.ts';
-import { asEngineError } from '../engine/errors.ts';
 import { checkPrompt, createEngine } from '../engine/index.ts';
 import { DEFAULT_MODEL, resolveModel } from '../models/index.ts';
 import { unknownOptionMessage } from './args.ts';
+import { runCommand } from './command.ts';
 import type { CliErrorCode } from './errors.ts';
-import { createProgressBar } from './progress.ts';
 
 /** --self-check's batch: enough windows in flight to share steps and encoder graphs. */
 const SELF_CHECK_BATCH = 4;
@@ -56,86 +55,64 @@ function positiveInt(name: string, value: string | undefined): number | undefine
   return n;
 }
 
-export async function main(argv: string[]): Promise<number> {
-  let args: ReturnType<typeof parse>;
-  try {
-    args = parse(argv);
-  } catch (err) {
-    const code: CliErrorCode = 'USAGE';
-    process.stderr.write(`error: ${code} ${(err as Error).message}\n\n${USAGE}\n`);
-    return 2;
-  }
-  if (args === 'help') {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
-
-  const abort = new AbortController();
-  const onSigint = () => abort.abort(new Error('interrupted'));
-  process.once('SIGINT', onSigint);
-  process.once('SIGTERM', onSigint);
-  const bar = createProgressBar();
-  try {
-    await ensureAddon({ log: (line) => process.stderr.write(`transcribe: ${line}\n`), signal: abort.signal });
-    if (args.selfCheck) return await selfCheck(args.values, abort.signal);
-    const { values, source } = args;
-    const model = await resolveModel(values.model ?? DEFAULT_MODEL, {
-      cacheDir: values['models-dir'],
-      download: !values.offline,
-      signal: abort.signal,
-      onProgress: ({ received, total }) =>
-        bar.update('model', total ? received / total : undefined, `${(received / 1e6).toFixed(0)} MB`),
-    });
-    const engine = await createEngine({
-      modelPath: model.path,
-      threads: values.threads ?? Math.min(4, availableParallelism()),
-      concurrency: values.concurrency ?? 'auto',
-      batchSize: values['batch-size'] ?? 'auto',
-      vad: values['no-vad'] ? false : {},
-      vadModelPath: values['vad-model'],
-      maxDurationSec: values['max-duration'] ?? 4 * 3600,
-    });
-    try {
-      const transcript = await engine.transcribe(
-        source,
-        {
-          ...(values.language === undefined ? {} : { language: values.language }),
-          wordTimestamps: !values['no-word-timestamps'],
-          translate: values.translate ?? false,
-          ...(values.prompt === undefined ? {} : { initialPrompt: values.prompt }),
-        },
-        {
-          signal: abort.signal,
-          onProgress: (p) => bar.update(p.stage, p.fraction),
-        },
-      );
-      bar.done();
-      const text = render(values.format, transcript);
-      if (values.out === undefined) {
-        process.stdout.write(text);
-      } else {
-        // Written next to the target and renamed, so a failure never leaves half a file behind.
-        const tmp = `${values.out}.${process.pid}.tmp`;
-        try {
-          await writeFile(tmp, text);
-          await rename(tmp, values.out);
-        } finally {
-          await rm(tmp, { force: true });
+export function main(argv: string[]): Promise<number> {
+  return runCommand(argv, {
+    usage: USAGE,
+    parse,
+    async run(args, bar, signal) {
+      await ensureAddon({ log: (line) => process.stderr.write(`transcribe: ${line}\n`), signal });
+      if (args.selfCheck) return await selfCheck(args.values, signal);
+      const { values, source } = args;
+      const model = await resolveModel(values.model ?? DEFAULT_MODEL, {
+        cacheDir: values['models-dir'],
+        download: !values.offline,
+        signal,
+        onProgress: ({ received, total }) =>
+          bar.update('model', total ? received / total : undefined, `${(received / 1e6).toFixed(0)} MB`),
+      });
+      const engine = await createEngine({
+        modelPath: model.path,
+        threads: values.threads ?? Math.min(4, availableParallelism()),
+        concurrency: values.concurrency ?? 'auto',
+        batchSize: values['batch-size'] ?? 'auto',
+        vad: values['no-vad'] ? false : {},
+        vadModelPath: values['vad-model'],
+        maxDurationSec: values['max-duration'] ?? 4 * 3600,
+      });
+      try {
+        const transcript = await engine.transcribe(
+          source,
+          {
+            ...(values.language === undefined ? {} : { language: values.language }),
+            wordTimestamps: !values['no-word-timestamps'],
+            translate: values.translate ?? false,
+            ...(values.prompt === undefined ? {} : { initialPrompt: values.prompt }),
+          },
+          {
+            signal,
+            onProgress: (p) => bar.update(p.stage, p.fraction),
+          },
+        );
+        bar.done();
+        const text = render(values.format, transcript);
+        if (values.out === undefined) {
+          process.stdout.write(text);
+        } else {
+          // Written next to the target and renamed, so a failure never leaves half a file behind.
+          const tmp = `${values.out}.${process.pid}.tmp`;
+          try {
+            await writeFile(tmp, text);
+            await rename(tmp, values.out);
+          } finally {
+            await rm(tmp, { force: true });
+          }
         }
+        return 0;
+      } finally {
+        await engine.close();
       }
-      return 0;
-    } finally {
-      await engine.close();
-    }
-  } catch (err) {
-    bar.done();
-    const e = asEngineError(err);
-    process.stderr.write(`error: ${e.code} ${e.message}\n`);
-    return abort.signal.aborted ? 130 : 1;
-  } finally {
-    process.off('SIGINT', onSigint);
-    process.off('SIGTERM', onSigint);
-  }
+    },
+  });
 }
 
 /** Loads the model batched (decoder and encoder) so that its self-check runs, and prints the verdict. */

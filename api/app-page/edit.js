@@ -56,7 +56,9 @@ function toolbar() {
       <span id="edit-summary" aria-live="polite"></span>
       <progress id="edit-progress" max="1" value="0" hidden></progress>
     </span>`;
-  $('transcript').before(bar);
+  // Above the search, so that from the search Tab still goes straight into the words.
+  const search = $('search-form').closest('search') ?? $('transcript');
+  search.before(bar);
 }
 
 function collectWords() {
