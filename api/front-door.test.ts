@@ -110,31 +110,32 @@ describe("the watch page's view of the gates", () => {
   const access = async (id: string) => {
     const res = await t.app.inject({ url: `/app/videos/${id}/access` });
     expect(res.statusCode).toBe(200);
-    return res.json() as { access: string; title: string | null; member: boolean };
+    return res.json() as { access: string; title: string | null; member: boolean; mediaType: string | null };
   };
 
   it('answers each gate with 200 and shows the title only past them', async () => {
     const open = await video('Open talk', 'public');
-    expect(await access(open.id)).toEqual({ access: 'open', title: 'Open talk', member: false });
+    expect(await access(open.id)).toMatchObject({ access: 'open', title: 'Open talk', member: false });
     const closed = await video('Secret plans', 'private');
-    expect(await access(closed.id)).toEqual({ access: 'private', title: null, member: false });
+    expect(await access(closed.id)).toEqual({ access: 'private', title: null, member: false, mediaType: null });
     const expired = await video('Old link', 'public');
     await storage.updateVideo(expired.id, { shareExpiresAt: new Date(Date.now() - 1000) });
-    expect(await access(expired.id)).toEqual({ access: 'expired', title: null, member: false });
+    expect(await access(expired.id)).toEqual({ access: 'expired', title: null, member: false, mediaType: null });
     const locked = await video('Locked talk', 'public');
     await storage.updateVideo(locked.id, { sharePasswordHash: await hashPassword('open sesame') });
-    expect(await access(locked.id)).toEqual({ access: 'password', title: null, member: false });
+    expect(await access(locked.id)).toEqual({ access: 'password', title: null, member: false, mediaType: null });
     expect(await access('00000000-0000-4000-8000-000000000000')).toEqual({
       access: 'missing',
       title: null,
       member: false,
+      mediaType: null,
     });
   });
 
   it('answers an id that names no video, whatever its shape, as missing; the page itself answers for any id', async () => {
     const bad = await t.app.inject({ url: '/app/videos/not-an-id/access' });
     expect(bad.statusCode).toBe(200);
-    expect(bad.json()).toEqual({ access: 'missing', title: null, member: false });
+    expect(bad.json()).toEqual({ access: 'missing', title: null, member: false, mediaType: null });
     const page = await t.app.inject({ url: '/app/videos/00000000-0000-4000-8000-000000000000' });
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-security-policy']).toContain("default-src 'none'");

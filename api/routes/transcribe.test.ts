@@ -32,7 +32,7 @@ describe('POST /api/transcribe', () => {
       method: 'POST',
       url: '/api/auth/signup',
       csrf: true,
-      payload: { email: `t-${Date.now()}@example.com`, password: 'long enough password' },
+      payload: { email: `t-${Date.now()}@example.com`, password: 'a long enough password' },
     });
   });
   afterAll(async () => {
@@ -130,7 +130,7 @@ describe('POST /api/transcribe with no media hosts configured', () => {
         method: 'POST',
         url: '/api/auth/signup',
         csrf: true,
-        payload: { email: `n-${Date.now()}@example.com`, password: 'long enough password' },
+        payload: { email: `n-${Date.now()}@example.com`, password: 'a long enough password' },
       });
       const res = await c.request({
         method: 'POST',
