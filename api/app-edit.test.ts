@@ -12,18 +12,18 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import puppeteer, { type Browser } from 'puppeteer-core';
+import type { Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderSrt, renderVtt } from '../engine/captions/index.ts';
 import type { Transcript } from '../engine/types.ts';
 import { REPO_ROOT } from '../test-support/fixtures.ts';
 import { storedTranscript } from './media/captions.ts';
 import type { SqlStorage } from './storage/sql.ts';
+import { launchChromium } from './testing/browser.ts';
 import { Client, memoryStorage, startTestApp, type TestApp, testConfig } from './testing/harness.ts';
 import { createServiceTranscriber, type Transcriber } from './transcriber.ts';
 
 const OUTPUT = join(REPO_ROOT, '.test-output', 'app-edit');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const DURATION = 4;
 const WORDS = [
   { start: 0.2, end: 0.6, text: 'one', p: 1 },
@@ -141,20 +141,7 @@ describe('edit mode on the watch page', () => {
     });
     videoId = v.id;
 
-    browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      userDataDir: join(dir, 'profile'),
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-        '--autoplay-policy=no-user-gesture-required',
-      ],
-    });
+    browser = await launchChromium(join(dir, 'profile'));
     await browser.setCookie({
       name: 'auth.session-token',
       value: sessionToken,
