@@ -244,3 +244,13 @@ export const errorBodySchema = {
   },
   additionalProperties: true,
 } as const;
+
+/**
+ * Why a background job (a caption job, a render) failed, as the video records it: `CODE: message`
+ * for an engine error, `ABORTED: stopped` once its signal fired, else `internal` (the cause is
+ * logged, not stored). `unexpected` says whether the cause is worth logging.
+ */
+export function jobFailure(err: unknown, aborted: boolean, internal: string): { reason: string; unexpected: boolean } {
+  if (isEngineError(err)) return { reason: `${err.code}: ${err.message}`, unexpected: false };
+  return aborted ? { reason: 'ABORTED: stopped', unexpected: false } : { reason: internal, unexpected: true };
+}

@@ -9,9 +9,8 @@
  */
 
 import { renderSrt, renderVtt } from '../../engine/captions/index.ts';
-import { isEngineError } from '../../engine/errors.ts';
 import type { Progress } from '../../engine/types.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError, jobFailure } from '../errors.ts';
 import type { Storage, Video } from '../storage/types.ts';
 import type { Transcriber } from '../transcriber.ts';
 import { storedTranscript } from './captions.ts';
@@ -141,12 +140,8 @@ export class CaptionJobs {
         transcript: storedTranscript(transcript),
       });
     } catch (err) {
-      const reason = isEngineError(err)
-        ? `${err.code}: ${err.message}`
-        : signal.aborted
-          ? 'ABORTED: stopped'
-          : 'INTERNAL: caption generation failed';
-      if (!isEngineError(err) && !signal.aborted) this.#o.onError?.(err, video.id);
+      const { reason, unexpected } = jobFailure(err, signal.aborted, 'INTERNAL: caption generation failed');
+      if (unexpected) this.#o.onError?.(err, video.id);
       await storage.transitionCaptionStatus(video.id, 'processing', 'none', reason).catch(() => {});
     }
   }

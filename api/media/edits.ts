@@ -17,7 +17,6 @@ import { renderSrt, renderVtt } from '../../engine/captions/index.ts';
 import {
   EngineError,
   extractThumbnail,
-  isEngineError,
   keepFromRemove,
   mediaContentType,
   planCuts,
@@ -26,7 +25,7 @@ import {
   type TimeRange,
 } from '../../engine/index.ts';
 import type { Transcript } from '../../engine/types.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError, jobFailure } from '../errors.ts';
 import type { CaptionTranscript, Project, RenderSpec, Storage, TimeSpan, Video } from '../storage/types.ts';
 import type { Transcriber } from '../transcriber.ts';
 import { storedTranscript } from './captions.ts';
@@ -287,12 +286,8 @@ export class EditRenders {
     } catch (err) {
       // Shutting down: left `rendering`, for recover() at the next start.
       if (this.#closing && signal.aborted) return;
-      const reason = isEngineError(err)
-        ? `${err.code}: ${err.message}`
-        : signal.aborted
-          ? 'ABORTED: stopped'
-          : 'INTERNAL_ERROR: the render failed';
-      if (!isEngineError(err) && !signal.aborted) this.#o.onError?.(err, video.id);
+      const { reason, unexpected } = jobFailure(err, signal.aborted, 'INTERNAL_ERROR: the render failed');
+      if (unexpected) this.#o.onError?.(err, video.id);
       await this.#fail(video.id, reason);
       await storage.getVideo(video.id).then(
         (v) => (v ? rm(dirname(output), { recursive: true, force: true }) : undefined),
