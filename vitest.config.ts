@@ -2,13 +2,16 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * `npm test`: every suite but the soaks (`*.long.test.ts`, run by `npm run test:long`; see
- * vitest.long.config.ts). Each run also writes vitest's JSON report to .test-output/vitest.json,
- * from which `node scripts/test-durations.ts` prints the slowest files (CI prints the ten slowest).
+ * vitest.long.config.ts). Each run also writes vitest's JSON report to .test-output/vitest.json and
+ * each file's CPU time to .test-output/cpu.jsonl, from which `npm run test:durations` prints the
+ * costliest files (CI prints the ten costliest).
  */
 export const shared = {
   exclude: ['**/node_modules/**', '**/.cache/**'],
   // The addon, PostgreSQL and Redis, made ready once before any test file runs.
   globalSetup: ['test-support/global-setup.ts'],
+  // Each file's CPU time, appended to TEST_CPU_LOG (the budget is CPU, vitest reports wall time).
+  setupFiles: ['test-support/cpu-accounting.ts'],
   // Tests spawn ffmpeg and run whisper.cpp; these machines have 2 cores.
   testTimeout: 60_000,
   // expect.poll waits for a condition (an event seen from outside); 1 s, its default, is a
@@ -32,5 +35,6 @@ export default defineConfig({
     include: ['{engine,api,workers,models,scripts,cli,benchmarks}/**/*.test.ts'],
     exclude: [...shared.exclude, '**/*.long.test.ts'],
     reporters: ['default', ['json', { outputFile: '.test-output/vitest.json' }]],
+    env: { ...shared.env, TEST_CPU_LOG: '.test-output/cpu.jsonl' },
   },
 });

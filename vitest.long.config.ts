@@ -10,5 +10,6 @@ export default defineConfig({
     ...shared,
     include: ['{engine,api,workers,models,scripts,cli,benchmarks}/**/*.long.test.ts'],
     reporters: ['default', ['json', { outputFile: '.test-output/vitest-long.json' }]],
+    env: { ...shared.env, TEST_CPU_LOG: '.test-output/cpu-long.jsonl' },
   },
 });

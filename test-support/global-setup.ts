@@ -4,14 +4,19 @@
  * files' processes are started after this and inherit the URLs through TEST_DATABASE_URL and
  * TEST_REDIS_URL (read by test-support/services.ts).
  */
+import { rmSync } from 'node:fs';
+import type { TestProject } from 'vitest/node';
 import { ensureAddon } from '../engine/asr/native/ensure.ts';
 import { publishTestServices, TEST_DATABASE_URL, TEST_REDIS_URL } from './services.ts';
 import { type RunningService, TestServiceError, usePostgres, useRedis } from './test-services.ts';
 
 const started: RunningService[] = [];
 
-export async function setup(): Promise<void> {
+export async function setup(project: TestProject): Promise<void> {
   const log = (line: string) => process.stderr.write(`test setup: ${line}\n`);
+  // This run's per-file CPU lines (test-support/cpu-accounting.ts) start from an empty log.
+  const cpuLog = project.config.env.TEST_CPU_LOG;
+  if (typeof cpuLog === 'string') rmSync(cpuLog, { force: true });
   try {
     await ensureAddon({ log, withCli: true }); // whisper-cli: the parity tests' reference
     const postgres = await usePostgres(TEST_DATABASE_URL);
