@@ -53,7 +53,11 @@ describe('three workers on one Redis', () => {
   it('60 jobs, one worker SIGKILLed and one SIGTERMed mid-job: 0 lost, none completed twice', async () => {
     const workers = await Promise.all([spawnWorker(), spawnWorker(), spawnWorker()]);
     const ids = Array.from({ length: JOBS }, (_, i) => `job-${String(i).padStart(2, '0')}`);
-    for (const id of ids) await queue.enqueue({ id, source: 'standin:ok?ms=300&steps=6' });
+    // The first six jobs take 5 s, the rest 300 ms: each worker (concurrency 2) starts two long ones
+    // first, since nobody finishes one before the six are taken. So the jobs the signals below land on
+    // are still running however late this process reads the workers' lines on a loaded machine.
+    for (const [i, id] of ids.entries())
+      await queue.enqueue({ id, source: `standin:ok?ms=${i < 6 ? 5000 : 300}&steps=6` });
     const [victim, drained] = [workers[0]!, workers[1]!];
 
     // The victim dies holding a job it has started and not finished.
