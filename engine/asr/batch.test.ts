@@ -8,9 +8,15 @@
  * The windows differ in length, in how many tokens they decode (so they end at different steps), and
  * in how they decode: one seeks inside its window (its remainder is encoded and decoded again), two
  * fall back to higher temperatures, one runs beam search (its beams are several tokens of one request).
- * With random weights (synthetic-tiny) the text means nothing; the tokens are what is compared.
- * This file decodes one window of each kind (batch-windows.ts); batch.long.test.ts (`npm run
- * test:long`) repeats the checks over the whole set, more batch sizes and synthetic-base.
+ * With random weights the text means nothing; the tokens are what is compared.
+ * This file decodes one window of each kind (batch-windows.ts): the per-call path at real tiny shape
+ * (synthetic-tiny), and the flash-attention, slotted and lockstep checks, which are about how windows
+ * share steps, on synthetic-micro with flash attention (a third of the CPU). batch.long.test.ts (`npm
+ * run test:long`) repeats the checks over the whole set, more batch sizes, synthetic-base, and the
+ * slotted path at tiny shape.
+ *
+ * Every batched model here loads without its self-check (selfCheck: false): each window is compared
+ * with its reference directly, and the self-check has its own tests.
  *
  * The batched models also batch the windows' encoder passes (encodeBatch): one graph encodes several
  * windows (convolutions, encoder layers, cross-attention K/V) and each window's cross K/V must be the
@@ -28,17 +34,21 @@ import {
   SEEKING,
   type Window,
 } from './testing/batch-windows.ts';
-import { syntheticTiny } from './testing/fixtures.ts';
+import { syntheticMicro, syntheticTiny } from './testing/fixtures.ts';
 import { modelInternals } from './testing.ts';
 
 let modelPath: string;
+let microPath: string;
 let all: Window[];
+/** synthetic-tiny, unbatched, DTW on: the references of the windows batched at tiny shape below. */
 let alone: Map<string, AsrResult>;
+const byName = (name: string) => all.find((w) => w.name === name)!;
 
 beforeAll(async () => {
-  modelPath = await syntheticTiny();
+  [modelPath, microPath] = await Promise.all([syntheticTiny(), syntheticMicro()]);
   all = await batchWindows('essential');
-  alone = await aloneResults(modelPath, all);
+  // The first six windows (the B = 3 case) and the seeking one; the rest are batched on micro.
+  alone = await aloneResults(modelPath, [...all.slice(0, 6), byName(SEEKING)]);
 }, 300_000);
 
 const batchedModel = (batchSize: number, extra: { flashAttn?: boolean; dtw?: false | 'auto' } = {}) =>
@@ -54,12 +64,12 @@ const BATCH_CASES: Array<[number, number]> = [
   [3, 6],
 ];
 
-describe('batched decoding: each window decodes exactly as it does alone', () => {
+describe('batched decoding at tiny shape: each window decodes exactly as it does alone', () => {
   it('the reference windows cover what the batch must handle', async () => {
-    const tokenCounts = new Set(all.map((w) => alone.get(w.name)!.tokens!.flat().length));
+    const tokenCounts = new Set([...alone.values()].map((r) => r.tokens!.flat().length));
     expect(tokenCounts.size).toBeGreaterThan(1); // sequences end at different steps
     // The seeking window takes more than one encoder pass (counted by the batched encoder).
-    const seeking = all.find((w) => w.name === SEEKING)!;
+    const seeking = byName(SEEKING);
     const model = await batchedModel(2);
     try {
       expect(await model.transcribe(seeking.pcm, { ...seeking.opts, threads: 1 })).toEqual(alone.get(SEEKING));
@@ -79,7 +89,7 @@ describe('batched decoding: each window decodes exactly as it does alone', () =>
     const model = await batchedModel(4);
     try {
       const ac = new AbortController();
-      const seeking = all.find((w) => w.name === SEEKING)!;
+      const seeking = byName(SEEKING);
       const others = all.filter((w) => w.name !== SEEKING).slice(0, 3);
       // The seeking window is cancelled once it has finished a pass in the batch and moved on.
       const cancelled = model.transcribe(
@@ -97,35 +107,46 @@ describe('batched decoding: each window decodes exactly as it does alone', () =>
       await model.close();
     }
   }, 300_000);
-
-  it('flash attention: batched equals unbatched with the same setting', async () => {
-    const fa = await WhisperModel.load(modelPath, { useGpu: false, dtw: false, flashAttn: true });
-    const model = await batchedModel(4, { flashAttn: true, dtw: false });
-    try {
-      const subset = all.slice(0, 3);
-      const ref: AsrResult[] = [];
-      for (const w of subset) ref.push(await fa.transcribe(w.pcm, { ...w.opts, threads: 2 }));
-      const results = await Promise.all(subset.map((w) => model.transcribe(w.pcm, { ...w.opts, threads: 1 })));
-      expect(results).toEqual(ref);
-    } finally {
-      await Promise.all([fa.close(), model.close()]);
-    }
-  }, 300_000);
 });
 
 /**
- * The slotted path runs ggml's flash-attention op once over every slot (S × heads query rows), where
- * whisper.cpp runs it per window. On the CPU backend that op splits the attended length across threads
- * when it has few query rows, so whisper.cpp's own flash-attention decode depends on its thread count
- * (seen on an LJSpeech clip: 1 thread ends on token 50705, 2 threads on 51561, two timestamps with
- * p = 6.0e-5 and 5.9e-5). With many rows it never splits: the slotted step computes what one thread
- * computes. So these references decode with one thread, and the batcher uses one thread too.
+ * Flash attention, per call and slotted. The slotted path runs ggml's flash-attention op once over
+ * every slot (S × heads query rows), where whisper.cpp runs it per window. On the CPU backend that op
+ * splits the attended length across threads when it has few query rows, so whisper.cpp's own
+ * flash-attention decode depends on its thread count (seen on an LJSpeech clip: 1 thread ends on token
+ * 50705, 2 threads on 51561, two timestamps with p = 6.0e-5 and 5.9e-5). With many rows it never
+ * splits: the slotted step computes what one thread computes. So the references decode with one
+ * thread, and the batcher uses one thread too. synthetic-micro: these check how windows share steps.
  */
-describe('slotted attention (the GPU path, run here on the CPU backend)', () => {
-  /** Each window alone on a flash-attention model, then all at once on a slotted batch of `batchSize`. */
-  async function aloneThenSlotted(windows: Window[], batchSize: number) {
-    const fa = await WhisperModel.load(modelPath, { useGpu: false, dtw: false, flashAttn: true });
-    const model = await WhisperModel.load(modelPath, {
+describe('flash attention and slotted attention (the GPU path, run here on the CPU backend)', () => {
+  const faOpts = (w: Window): TranscribeOptions => ({ ...w.opts, wordTimestamps: false, threads: 1 });
+  /** Each window alone on an unbatched flash-attention micro model, one thread. */
+  const faAlone = new Map<string, AsrResult>();
+  beforeAll(async () => {
+    const fa = await WhisperModel.load(microPath, { useGpu: false, dtw: false, flashAttn: true });
+    try {
+      for (const name of ['jfk', 'en-2', 'en-6 fallback', 'jfk[3-9s] beam', 'de', 'it[0-3s]'])
+        faAlone.set(name, await fa.transcribe(byName(name).pcm, faOpts(byName(name))));
+    } finally {
+      await fa.close();
+    }
+  }, 300_000);
+
+  it('per-call flash attention: batched equals unbatched with the same setting', async () => {
+    const model = await batched(microPath, 4, { flashAttn: true, dtw: false, batchThreads: 1 });
+    try {
+      const subset = ['jfk', 'en-6 fallback', 'jfk[3-9s] beam'].map(byName);
+      const results = await Promise.all(subset.map((w) => model.transcribe(w.pcm, faOpts(w))));
+      expect(results).toEqual(subset.map((w) => faAlone.get(w.name)));
+      expect(model.info.batchAttention).toBe('per-call');
+    } finally {
+      await model.close();
+    }
+  }, 300_000);
+
+  /** All at once on a slotted batch of `batchSize`; each window's tokens are its tokens alone. */
+  async function slotted(windows: Window[], batchSize: number) {
+    const model = await WhisperModel.load(microPath, {
       useGpu: false,
       dtw: false,
       flashAttn: true,
@@ -133,28 +154,26 @@ describe('slotted attention (the GPU path, run here on the CPU backend)', () => 
       batchThreads: 1,
       batchAttention: 'slotted',
       encodeBatch: batchSize,
+      selfCheck: false,
     });
     try {
-      const opts = (w: Window) => ({ ...w.opts, wordTimestamps: false, threads: 1 });
-      const ref: AsrResult[] = [];
-      for (const w of windows) ref.push(await fa.transcribe(w.pcm, opts(w)));
-      const results = await Promise.all(windows.map((w) => model.transcribe(w.pcm, opts(w))));
+      const results = await Promise.all(windows.map((w) => model.transcribe(w.pcm, faOpts(w))));
       const stats = model.batchStats()!;
       // Every slotted window's cross K/V lived in its slot (no second copy per window).
       expect(stats.sharedCross).toBe(windows.length);
       // And its self-attention cache too: the state allocates neither beside its slot.
       expect(stats.sharedSelf).toBe(windows.length);
-      return { ref, results, stats };
+      return { ref: windows.map((w) => faAlone.get(w.name)!), results, stats };
     } finally {
-      await Promise.all([fa.close(), model.close()]);
+      await model.close();
     }
   }
   const ids = (r: AsrResult) => r.tokens!.flat().map((t) => t.id);
 
   it('every window decodes the tokens it decodes alone, all steps slotted', async () => {
-    // Greedy windows only: a beam search attends per call (covered below).
-    const subset = all.filter((w) => w.opts.beamSize === undefined && w.name !== SEEKING);
-    const { ref, results, stats } = await aloneThenSlotted(subset, 3);
+    // Greedy windows only (a beam search attends per call: below), four through three slots.
+    const subset = ['jfk', 'en-6 fallback', 'de', 'it[0-3s]'].map(byName);
+    const { ref, results, stats } = await slotted(subset, 3);
     subset.forEach((w, i) => {
       expect({ window: w.name, ids: ids(results[i]!) }).toEqual({ window: w.name, ids: ids(ref[i]!) });
       // Probabilities may differ by rounding (a padded attention length); they do not here, but
@@ -166,8 +185,8 @@ describe('slotted attention (the GPU path, run here on the CPU backend)', () => 
   }, 300_000);
 
   it('a beam search in a slotted batch attends per call, beside slotted windows', async () => {
-    const subset = [all.find((w) => w.opts.beamSize !== undefined)!, all[1]!, all[2]!];
-    const { ref, results, stats } = await aloneThenSlotted(subset, 3);
+    const subset = ['jfk[3-9s] beam', 'jfk', 'en-2'].map(byName);
+    const { ref, results, stats } = await slotted(subset, 3);
     expect(results.map(ids)).toEqual(ref.map(ids));
     expect(stats.slotted).toBeGreaterThan(0);
     expect(stats.slotted).toBeLessThan(stats.sequences);
@@ -175,7 +194,7 @@ describe('slotted attention (the GPU path, run here on the CPU backend)', () => 
 
   it("refuses 'slotted' without flash attention", async () => {
     await expect(
-      WhisperModel.load(modelPath, { dtw: 'tiny', flashAttn: false, batchSize: 2, batchAttention: 'slotted' }),
+      WhisperModel.load(microPath, { dtw: 'tiny', flashAttn: false, batchSize: 2, batchAttention: 'slotted' }),
     ).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
   });
 });
@@ -184,12 +203,7 @@ describe('lockstep: windows in flight share every step', () => {
   // Three windows that each decode exactly 100 tokens (batch-windows.ts' lockstep); 100 tokens stay
   // inside one bucket of the attended length.
   const lockstep = (load: { flashAttn: boolean; batchAttention: 'per-call' | 'slotted' }) =>
-    lockstepOn(
-      modelPath,
-      ['jfk', 'en-2', 'de'].map((n) => all.find((w) => w.name === n)!),
-      load,
-      100,
-    );
+    lockstepOn(microPath, ['jfk', 'en-2', 'de'].map(byName), load, 100);
 
   it('per-call attention', async () => {
     const stats = await lockstep({ flashAttn: false, batchAttention: 'per-call' });
@@ -212,7 +226,7 @@ describe('lockstep: windows in flight share every step', () => {
     // Six windows through four slots: three decode 200 tokens, three decode freely and end after a
     // few, and the next windows take their slots with prompt steps of their own. The padded
     // generation step is built apart from those (its own graph memory), so it keeps its graph.
-    const model = await WhisperModel.load(modelPath, {
+    const model = await WhisperModel.load(microPath, {
       useGpu: false,
       dtw: false,
       flashAttn: true,
@@ -220,12 +234,12 @@ describe('lockstep: windows in flight share every step', () => {
       batchThreads: 1,
       batchAttention: 'slotted',
       encodeBatch: 4,
+      selfCheck: false,
     });
     try {
-      const names = ['jfk', 'en-2', 'de'];
       const opts: TranscribeOptions = { ...COMMON, wordTimestamps: false, threads: 1 };
-      const jobs = names.flatMap((n) => {
-        const w = all.find((x) => x.name === n)!;
+      const jobs = ['jfk', 'en-2', 'de'].flatMap((n) => {
+        const w = byName(n);
         return [modelInternals(model).transcribe(w.pcm, opts, {}, { exactTokens: 200 }), model.transcribe(w.pcm, opts)];
       });
       await Promise.all(jobs);
@@ -240,9 +254,9 @@ describe('lockstep: windows in flight share every step', () => {
 
 describe('the model holds batchSize windows at a time, whoever sends them', () => {
   it('a call waiting for a slot that is aborted rejects at once; the running ones finish', async () => {
-    const model = await batchedModel(2, { dtw: false });
+    const model = await batched(microPath, 2, { dtw: false, flashAttn: true });
     try {
-      const w = all.find((x) => x.name === 'en-2')!;
+      const w = byName('en-2');
       const running = [0, 1].map(() => model.transcribe(w.pcm, { ...w.opts, threads: 1 }));
       const ac = new AbortController();
       const queued = model.transcribe(w.pcm, { ...w.opts, threads: 1 }, { signal: ac.signal });
@@ -257,13 +271,14 @@ describe('the model holds batchSize windows at a time, whoever sends them', () =
   }, 300_000);
 
   it('refuses a batch size outside 1..256', async () => {
-    await expect(WhisperModel.load(modelPath, { batchSize: 0 })).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
-    await expect(WhisperModel.load(modelPath, { batchSize: 257 })).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
+    await expect(WhisperModel.load(microPath, { batchSize: 0 })).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
+    await expect(WhisperModel.load(microPath, { batchSize: 257 })).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
   });
 
   it("'auto' on the CPU backend takes the measured CPU default", async () => {
     const { CPU_BATCH_DEFAULT } = await import('./index.ts');
-    const model = await WhisperModel.load(modelPath, { useGpu: false, dtw: false, batchSize: 'auto' });
+    const load = { useGpu: false, dtw: false, batchSize: 'auto', selfCheck: false } as const;
+    const model = await WhisperModel.load(microPath, load);
     try {
       expect(model.info.batchSize).toBe(CPU_BATCH_DEFAULT);
     } finally {
@@ -272,11 +287,12 @@ describe('the model holds batchSize windows at a time, whoever sends them', () =
   });
 
   it("encodeBatch: 'auto' encodes alone on the CPU backend; out-of-range values are refused", async () => {
-    const model = await WhisperModel.load(modelPath, {
+    const model = await WhisperModel.load(microPath, {
       useGpu: false,
       dtw: false,
       batchSize: 2,
       encodeBatch: 'auto',
+      selfCheck: false,
     });
     try {
       expect(model.info.batchSize).toBe(2);
@@ -285,7 +301,7 @@ describe('the model holds batchSize windows at a time, whoever sends them', () =
       await model.close();
     }
     for (const bad of [{ encodeBatch: 0 }, { encodeBatch: 257 }, { encodeBatch: 2.5 }, { encodeGatherMs: -1 }]) {
-      await expect(WhisperModel.load(modelPath, { batchSize: 2, ...bad })).rejects.toMatchObject({
+      await expect(WhisperModel.load(microPath, { batchSize: 2, ...bad })).rejects.toMatchObject({
         code: 'INVALID_OPTIONS',
       });
     }

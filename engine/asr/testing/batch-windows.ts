@@ -86,7 +86,7 @@ export async function batchWindows(set: 'essential' | 'all'): Promise<Window[]> 
 }
 
 /** Each window alone on an unbatched model: the references every batched run is compared with. */
-export async function aloneResults(path: string, windows: Window[]): Promise<Map<string, AsrResult>> {
+export async function aloneResults(path: string, windows: readonly Window[]): Promise<Map<string, AsrResult>> {
   const ref = await WhisperModel.load(path, { useGpu: false, dtw: 'auto', flashAttn: false });
   try {
     const alone = new Map<string, AsrResult>();
@@ -97,19 +97,24 @@ export async function aloneResults(path: string, windows: Window[]): Promise<Map
   }
 }
 
-/** A batched model (decoder and encoder, B at a time); DTW with the model's own preset unless told. */
+/**
+ * A batched model (decoder and encoder, B at a time); DTW with the model's own preset unless told.
+ * Without the load's self-check: these tests compare every window with its reference themselves, and
+ * the self-check (its own tests: self-check*.test.ts) would decode its canary at every new setup.
+ */
 export function batchedModel(
   path: string,
   batchSize: number,
-  extra: { flashAttn?: boolean; dtw?: false | 'auto' } = {},
+  extra: { flashAttn?: boolean; dtw?: false | 'auto'; batchThreads?: number } = {},
 ): Promise<WhisperModel> {
   return WhisperModel.load(path, {
     useGpu: false,
     dtw: extra.dtw ?? 'auto',
     flashAttn: extra.flashAttn ?? false,
     batchSize,
-    batchThreads: 2,
+    batchThreads: extra.batchThreads ?? 2,
     encodeBatch: batchSize,
+    selfCheck: false,
   });
 }
 
@@ -170,6 +175,7 @@ export async function lockstep(
     encodeBatch: 4,
     // Long enough for every window in flight to reach its encoder pass (the default is 50 ms).
     encodeGatherMs: 10_000,
+    selfCheck: false, // the windows are compared with their references here
     ...load,
   });
   try {
