@@ -20,7 +20,7 @@ import { REPO_ROOT } from '../test-support/fixtures.ts';
 import { storedTranscript } from './media/captions.ts';
 import type { SqlStorage } from './storage/sql.ts';
 import { launchChromium } from './testing/browser.ts';
-import { Client, memoryStorage, startTestApp, type TestApp, testConfig } from './testing/harness.ts';
+import { Client, startTestApp, type TestApp, testConfig, testStorage } from './testing/harness.ts';
 import { createServiceTranscriber, type Transcriber } from './transcriber.ts';
 
 const OUTPUT = join(REPO_ROOT, '.test-output', 'app-edit');
@@ -101,7 +101,7 @@ describe('edit mode on the watch page', () => {
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     transcriber = await createServiceTranscriber({ model: 'synthetic-tiny', maxDurationSec: 600 });
-    storage = await memoryStorage();
+    storage = await testStorage();
     t = await startTestApp(testConfig({ DATA_DIR: join(dir, 'data'), PUBLIC_URL: base, DISK_FLOOR_BYTES: '0' }), {
       storage,
       transcriber,

@@ -17,7 +17,7 @@ import { WebVTTParser } from 'webvtt-parser';
 import { REPO_ROOT } from '../test-support/fixtures.ts';
 import { jfkSample } from '../test-support/media.ts';
 import type { SqlStorage } from './storage/sql.ts';
-import { Client, memoryStorage, startTestApp, type TestApp, testConfig } from './testing/harness.ts';
+import { Client, startTestApp, type TestApp, testConfig, testStorage } from './testing/harness.ts';
 import { makeRecording } from './testing/uploads.ts';
 import { createServiceTranscriber, type Transcriber } from './transcriber.ts';
 
@@ -73,7 +73,7 @@ describe('the /app page in headless Chromium', () => {
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     transcriber = await createServiceTranscriber({ model: 'synthetic-micro', maxDurationSec: 600, threads: 2 });
-    storage = await memoryStorage();
+    storage = await testStorage();
     t = await startTestApp(testConfig({ DATA_DIR: join(dir, 'data'), PUBLIC_URL: base }), { storage, transcriber });
     await t.app.listen({ port, host: '127.0.0.1' });
 

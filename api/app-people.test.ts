@@ -1,6 +1,8 @@
 /**
  * The pages for people in Chromium, against the service started as `npm start` starts it
- * (MODEL=synthetic-micro, a free PORT, the printed address), with Chromium's fake media devices:
+ * (MODEL=synthetic-micro, a free PORT, the printed address; DATABASE_URL a PostgreSQL database of
+ * its own, as the default, PGlite, has its own tests in front-door.test.ts), with Chromium's fake
+ * media devices:
  * the fake screen, and the JFK recording (from whisper.cpp's samples, made a WAV by ffmpeg) as
  * the microphone, so the real engine has speech to caption.
  * - a guest records 5 s: chunks go up while recording; "Upload complete", then captions ready;
@@ -22,6 +24,7 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../test-support/fixtures.ts';
+import { createTestDatabase, type TestDatabase } from '../test-support/test-databases.ts';
 import {
   freePort,
   launchChromium,
@@ -75,6 +78,7 @@ interface G {
 
 describe('record, watch and read along in Chromium', () => {
   let dir: string;
+  let db: TestDatabase;
   let server: ServerProcess;
   let browser: Browser;
   let base: string;
@@ -86,10 +90,12 @@ describe('record, watch and read along in Chromium', () => {
     dir = await mkdtemp(join(tmpdir(), 'app-people-'));
     await mkdir(OUTPUT, { recursive: true });
     const media = await makeMedia(dir);
+    db = await createTestDatabase();
     server = await startServerProcess({
       PORT: String(await freePort()),
       MODEL: 'synthetic-micro',
       DATA_DIR: join(dir, 'data'),
+      DATABASE_URL: db.url,
       // Every page here is one client address to the service, whose page files, media ranges and polls
       // all count against one network budget (120 a minute), which these pages can spend within a
       // minute. The limit itself is tested in api/ratelimit.test.ts.
@@ -107,6 +113,7 @@ describe('record, watch and read along in Chromium', () => {
   afterAll(async () => {
     await browser?.close();
     await server?.stop();
+    await db?.drop();
     await rm(dir, { recursive: true, force: true });
   });
 

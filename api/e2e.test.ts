@@ -22,7 +22,7 @@ import { jfkSample } from '../test-support/media.ts';
 import { closeServer } from '../test-support/servers.ts';
 import type { SqlStorage } from './storage/sql.ts';
 import { LocalFacilitator } from './testing/facilitator.ts';
-import { Client, memoryStorage, PAY_TO, startTestApp, type TestApp, testConfig } from './testing/harness.ts';
+import { Client, PAY_TO, startTestApp, type TestApp, testConfig, testStorage } from './testing/harness.ts';
 import { loopbackMediaFetcher } from './testing/media.ts';
 import { createServiceTranscriber, type Transcriber } from './transcriber.ts';
 
@@ -75,7 +75,7 @@ describe('end to end with the real engine', () => {
       fetcher,
       threads: 2,
     });
-    storage = await memoryStorage();
+    storage = await testStorage();
     facilitator = await new LocalFacilitator().start();
     t = await startTestApp(
       testConfig({

@@ -24,7 +24,7 @@ import {
   startServerProcess,
   watchPage,
 } from './testing/browser.ts';
-import { memoryStorage, startTestApp, type TestApp, testConfig } from './testing/harness.ts';
+import { startTestApp, type TestApp, testConfig, testStorage } from './testing/harness.ts';
 
 interface PageGlobals {
   document: { querySelector(s: string): { textContent: string | null } | null };
@@ -98,7 +98,7 @@ describe("the watch page's view of the gates", () => {
   let t: TestApp;
   let storage: SqlStorage;
   beforeAll(async () => {
-    storage = await memoryStorage();
+    storage = await testStorage();
     t = await startTestApp(testConfig(), { storage });
   });
   afterAll(async () => {

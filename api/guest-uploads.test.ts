@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TUS_PATH } from './routes/uploads.ts';
 import type { SqlStorage } from './storage/sql.ts';
-import { Client, memoryStorage, startTestApp, type TestApp, testConfig } from './testing/harness.ts';
+import { Client, startTestApp, type TestApp, testConfig, testStorage } from './testing/harness.ts';
 import { tusUpload } from './testing/uploads.ts';
 
 describe('guest upload quotas', () => {
@@ -31,7 +31,7 @@ describe('guest upload quotas', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'guest-uploads-'));
-    storage = await memoryStorage();
+    storage = await testStorage();
     t = await startTestApp(testConfig({ ...env, DATA_DIR: dir, GUEST_UPLOAD_BYTES_PER_NETWORK: '1000000' }), {
       storage,
     });

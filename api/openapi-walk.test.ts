@@ -1,7 +1,7 @@
 /**
  * Bad input never reaches the database: the OpenAPI document is walked, and every string field
  * of every operation (path, query, body) is sent a NUL, every date-time field years 0000 and
- * +275760, as a signed-in user with a CSRF token, on the real app with PGlite. No answer is a
+ * +275760, as a signed-in user with a CSRF token, on the real app and database. No answer is a
  * 5xx, and nothing is logged at error level. Also: forged cursors (bad date, bad id) are 400.
  */
 

@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { TEST_REDIS_URL as REDIS_URL } from '../test-support/services.ts';
 import type { SqlStorage } from './storage/sql.ts';
-import { Client, memoryStorage, startTestApp, testConfig } from './testing/harness.ts';
+import { Client, startTestApp, testConfig, testStorage } from './testing/harness.ts';
 
 const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
 const prefix = `test-api-${randomBytes(6).toString('hex')}:`;
@@ -18,7 +18,7 @@ let storage: SqlStorage;
 const PASSWORD = 'a long enough password';
 
 beforeAll(async () => {
-  storage = await memoryStorage();
+  storage = await testStorage();
 });
 afterAll(async () => {
   await storage.close();

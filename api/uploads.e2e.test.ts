@@ -19,7 +19,7 @@ import { WebVTTParser } from 'webvtt-parser';
 import { jfkSample } from '../test-support/media.ts';
 import { TUS_PATH } from './routes/uploads.ts';
 import type { SqlStorage } from './storage/sql.ts';
-import { Client, memoryStorage, startTestApp, type TestApp, testConfig } from './testing/harness.ts';
+import { Client, startTestApp, type TestApp, testConfig, testStorage } from './testing/harness.ts';
 import { CuttingProxy, makeRecording, tusUpload } from './testing/uploads.ts';
 import { createServiceTranscriber, type Transcriber } from './transcriber.ts';
 
@@ -41,7 +41,7 @@ describe('uploads, media and generated captions with the real engine', () => {
     dir = await mkdtemp(join(tmpdir(), 'uploads-e2e-'));
     recording = await readFile(await makeRecording(dir, await jfkSample('wav')));
     transcriber = await createServiceTranscriber({ model: 'synthetic-micro', maxDurationSec: 600, threads: 2 });
-    storage = await memoryStorage();
+    storage = await testStorage();
     t = await startTestApp(
       testConfig({ DATA_DIR: join(dir, 'data'), MAX_UPLOAD_BYTES: String(4 * 1024 * 1024), UPLOAD_TTL_SEC: '3600' }),
       { storage, transcriber },

@@ -2,15 +2,19 @@
  * Runs once before the test files (vitest `globalSetup`): builds the addon if its sources changed,
  * and makes sure PostgreSQL and Redis answer, starting throwaway ones where nothing does. The test
  * files' processes are started after this and inherit the URLs through TEST_DATABASE_URL and
- * TEST_REDIS_URL (read by test-support/services.ts).
+ * TEST_REDIS_URL (read by test-support/services.ts). It also migrates the run's template database,
+ * which every test storage copies (TEST_DATABASE_TEMPLATE, test-support/test-databases.ts), and the
+ * teardown drops every database the run made.
  */
 import { rmSync } from 'node:fs';
 import type { TestProject } from 'vitest/node';
 import { ensureAddon } from '../engine/asr/native/ensure.ts';
 import { publishTestServices, TEST_DATABASE_URL, TEST_REDIS_URL } from './services.ts';
+import { prepareTemplate } from './test-databases.ts';
 import { type RunningService, TestServiceError, usePostgres, useRedis } from './test-services.ts';
 
-const started: RunningService[] = [];
+/** Stopped in reverse order: the run's databases are dropped before a throwaway server stops. */
+const started: Array<Pick<RunningService, 'stop'>> = [];
 
 export async function setup(project: TestProject): Promise<void> {
   const log = (line: string) => process.stderr.write(`test setup: ${line}\n`);
@@ -21,6 +25,8 @@ export async function setup(project: TestProject): Promise<void> {
     await ensureAddon({ log, withCli: true }); // whisper-cli: the parity tests' reference
     const postgres = await usePostgres(TEST_DATABASE_URL);
     started.push(postgres);
+    const databases = await prepareTemplate(postgres.url);
+    started.push({ stop: databases.dropAll });
     const redis = await useRedis(TEST_REDIS_URL);
     started.push(redis);
     for (const [name, svc, configured] of [
@@ -29,7 +35,7 @@ export async function setup(project: TestProject): Promise<void> {
     ] as const) {
       if (svc.url !== configured) log(`nothing answered at ${configured}: started a throwaway ${name} at ${svc.url}`);
     }
-    publishTestServices({ databaseUrl: postgres.url, redisUrl: redis.url });
+    publishTestServices({ databaseUrl: postgres.url, redisUrl: redis.url, databaseTemplate: databases.template });
   } catch (err) {
     await teardown();
     // One line, not a stack: the reason is the whole story.

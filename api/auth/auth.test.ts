@@ -3,9 +3,18 @@
  * sign-out with server-side revocation, cookie attributes, 401 versus 403.
  */
 
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { Client, StandInTranscriber, startTestApp, type TestApp, testConfig } from '../testing/harness.ts';
+import { pgClient } from '../storage/drivers.ts';
+import {
+  Client,
+  StandInTranscriber,
+  startTestApp,
+  type TestApp,
+  type TestStorage,
+  testConfig,
+  testStorage,
+} from '../testing/harness.ts';
 import { hashSessionToken, newSessionToken } from './session.ts';
 
 const email = () => `user-${randomBytes(4).toString('hex')}@example.com`;
@@ -285,13 +294,19 @@ describe('auth over https', () => {
 
 describe('hardening of the account routes', () => {
   let t: TestApp;
+  let storage: TestStorage;
   const lines: string[] = [];
   beforeAll(async () => {
+    storage = await testStorage();
     t = await startTestApp(testConfig({ AUTH_RATE_LIMIT_PER_IP: '1000' }), {
+      storage,
       logger: { level: 'info', stream: { write: (line: string) => void lines.push(line) } },
     });
   });
-  afterAll(() => t.close());
+  afterAll(async () => {
+    await t?.close();
+    await storage?.close();
+  });
 
   const signUp = (c: Client, payload: Record<string, unknown>) =>
     c.request({ method: 'POST', url: '/api/auth/signup', csrf: true, payload });
@@ -370,14 +385,28 @@ describe('hardening of the account routes', () => {
     expect(lines.join('')).not.toContain(e);
   });
 
-  it("logs an unexpected database error without the statement's parameters (no email in the log)", async () => {
+  it("logs an unexpected database error without the driver's details (no email in the log)", async () => {
     const e = email();
-    // The schema keeps a NUL from reaching the database now; this lets one through to get
-    // PGlite's own error, which carries the statement and its parameters (the email among them).
-    const create = t.storage.createPasswordUser.bind(t.storage);
-    const spy = vi
-      .spyOn(t.storage, 'createPasswordUser')
-      .mockImplementationOnce((input) => create({ ...input, name: 'bad\u0000name' }));
+    // A real driver error that carries what the user typed: PostgreSQL names a duplicate key in the
+    // error's `detail` ("Key (email)=(…) already exists"), as PGlite's errors carry the statement's
+    // parameters. The sign-up meets one where its user is stored.
+    let thrown: unknown;
+    const spy = vi.spyOn(storage, 'createPasswordUser').mockImplementationOnce(async (input) => {
+      const db = pgClient(storage.databaseUrl, { max: 1 });
+      try {
+        await db.query('INSERT INTO users (id, email, active_workspace_id) VALUES ($1, $3, $1), ($2, $3, $2)', [
+          randomUUID(),
+          randomUUID(),
+          input.email,
+        ]);
+      } catch (err) {
+        thrown = err;
+        throw err;
+      } finally {
+        await db.close();
+      }
+      throw new Error('the duplicate email was stored');
+    });
     lines.length = 0;
     try {
       const res = await signUp(new Client(t.app), { email: e, password: PASSWORD, name: 'fine' });
@@ -386,9 +415,10 @@ describe('hardening of the account routes', () => {
     } finally {
       spy.mockRestore();
     }
+    expect((thrown as { detail?: string }).detail).toContain(e);
     const logged = lines.join('');
     expect(logged).toContain('request failed');
-    expect(logged).toContain('22021'); // PostgreSQL's "invalid byte sequence": the code is kept
+    expect(logged).toContain('23505'); // PostgreSQL's unique_violation: the code is kept
     expect(logged).not.toContain(e);
   });
 

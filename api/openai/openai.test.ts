@@ -1,7 +1,8 @@
 /**
  * The operators' /v1 surface with the official `openai` npm client against the service as
- * `npm start` runs it (`node api/server.ts` in a child process: PGlite, the in-process queue, the
- * real engine with `synthetic-micro`, real ffmpeg on whisper.cpp's JFK sample). The synthetic
+ * `npm start` runs it (`node api/server.ts` in a child process: the in-process queue, the real
+ * engine with `synthetic-micro`, real ffmpeg on whisper.cpp's JFK sample), on a PostgreSQL
+ * database of its own (DATABASE_URL; the default, PGlite, has its own tests: front-door.test.ts). The synthetic
  * model's words mean nothing: the tests check shapes, times and what the client makes of them.
  * The disconnect test runs the app in-process with the harness's STAND-IN transcriber, to see the
  * abort arrive.
@@ -19,6 +20,7 @@ import * as srtModule from 'srt-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebVTTParser } from 'webvtt-parser';
 import { JFK_MP3 } from '../../test-support/media.ts';
+import { createTestDatabase, type TestDatabase } from '../../test-support/test-databases.ts';
 import { StandInTranscriber, startTestApp, type TestApp, testConfig } from '../testing/harness.ts';
 
 const srtValidator = ((srtModule as { default?: unknown }).default ?? srtModule) as unknown as (s: string) => unknown[];
@@ -63,13 +65,16 @@ async function stopServer(child: ChildProcess): Promise<number | null> {
 
 describe('/v1 with OPENAI_COMPAT_TOKENS set (npm start, real engine)', () => {
   let dataDir: string;
+  let db: TestDatabase;
   let server: Awaited<ReturnType<typeof startServer>>;
   let client: OpenAI;
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'v1-'));
+    db = await createTestDatabase();
     server = await startServer({
       DATA_DIR: dataDir,
+      DATABASE_URL: db.url,
       MODEL,
       OPENAI_COMPAT_TOKENS: 't1,second-token',
       OPENAI_COMPAT_RATE_LIMIT_MAX: '200',
@@ -81,6 +86,7 @@ describe('/v1 with OPENAI_COMPAT_TOKENS set (npm start, real engine)', () => {
 
   afterAll(async () => {
     if (server) expect(await stopServer(server.child)).toBe(0);
+    await db?.drop();
     await rm(dataDir, { recursive: true, force: true });
   });
 

@@ -13,14 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  Client,
-  memoryStorage,
-  StandInTranscriber,
-  startTestApp,
-  type TestApp,
-  testConfig,
-} from '../testing/harness.ts';
+import { Client, StandInTranscriber, startTestApp, type TestApp, testConfig, testStorage } from '../testing/harness.ts';
 import { createServiceTranscriber, type Transcriber } from '../transcriber.ts';
 import { WorkLanes } from '../work-lanes.ts';
 
@@ -69,10 +62,10 @@ function slowUpload(port: number, token: string): { socket: Socket; closed: Prom
   return { socket, closed: new Promise((resolve) => socket.on('close', () => resolve(received))) };
 }
 
-// One database for every app in this file: starting PGlite is the slow part.
-let storage: Awaited<ReturnType<typeof memoryStorage>>;
+// One database for every app in this file: the apps share its users and videos.
+let storage: Awaited<ReturnType<typeof testStorage>>;
 beforeAll(async () => {
-  storage = await memoryStorage();
+  storage = await testStorage();
 });
 afterAll(async () => {
   await storage?.close();

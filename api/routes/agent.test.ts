@@ -16,14 +16,7 @@ import { EngineError } from '../../engine/errors.ts';
 import { TEST_REDIS_URL } from '../../test-support/services.ts';
 import type { SqlStorage } from '../storage/sql.ts';
 import { LocalFacilitator } from '../testing/facilitator.ts';
-import {
-  memoryStorage,
-  PAY_TO,
-  StandInTranscriber,
-  startTestApp,
-  type TestApp,
-  testConfig,
-} from '../testing/harness.ts';
+import { PAY_TO, StandInTranscriber, startTestApp, type TestApp, testConfig, testStorage } from '../testing/harness.ts';
 import { paymentId } from '../x402/payment.ts';
 
 const SOURCE = 'https://media.example.com/talk.mp3';
@@ -41,7 +34,7 @@ describe('POST /api/agent/transcribe (x402 v1)', () => {
   const transcriber = new StandInTranscriber();
 
   beforeAll(async () => {
-    storage = await memoryStorage();
+    storage = await testStorage();
     facilitator = await new LocalFacilitator().start();
     t = await startTestApp(
       testConfig({
@@ -334,7 +327,7 @@ describe('POST /api/agent/transcribe with Redis-backed nonce claims', () => {
     const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 });
     const prefix = `test-agent-${Date.now()}-${Math.random().toString(36).slice(2)}:`;
     const facilitator = await new LocalFacilitator().start();
-    const storage = await memoryStorage();
+    const storage = await testStorage();
     const transcriber = new StandInTranscriber();
     transcriber.delayMs = 200;
     const config = testConfig({

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../config.ts';
 import type { SqlStorage } from '../storage/sql.ts';
 import type { CaptionTranscript, Video } from '../storage/types.ts';
-import { Client, memoryStorage, startTestApp, type TestApp, testConfig } from '../testing/harness.ts';
+import { Client, startTestApp, type TestApp, testConfig, testStorage } from '../testing/harness.ts';
 import { createServiceTranscriber, type Transcriber } from '../transcriber.ts';
 
 const DURATION = 4;
@@ -60,7 +60,7 @@ beforeAll(async () => {
     clip,
   ]);
   config = testConfig({ DATA_DIR: dir, DISK_FLOOR_BYTES: '0' });
-  storage = await memoryStorage();
+  storage = await testStorage();
   // Renders need ffmpeg, not a model: the synthetic one is never loaded here.
   transcriber = await createServiceTranscriber({ model: 'synthetic-tiny', maxDurationSec: 600, concurrency: 2 });
   t = await startTestApp(config, { storage, transcriber });

@@ -6,14 +6,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SqlStorage } from '../storage/sql.ts';
-import {
-  Client,
-  memoryStorage,
-  StandInTranscriber,
-  startTestApp,
-  type TestApp,
-  testConfig,
-} from '../testing/harness.ts';
+import { Client, StandInTranscriber, startTestApp, type TestApp, testConfig, testStorage } from '../testing/harness.ts';
 
 describe('POST /api/transcribe', () => {
   let storage: SqlStorage;
@@ -22,7 +15,7 @@ describe('POST /api/transcribe', () => {
   const transcriber = new StandInTranscriber();
 
   beforeAll(async () => {
-    storage = await memoryStorage();
+    storage = await testStorage();
     t = await startTestApp(
       testConfig({ MEDIA_HOSTS: 'media.example.test,cdn.example.net', RATE_LIMIT_TRANSCRIBE_MAX: '100' }),
       { storage, transcriber },

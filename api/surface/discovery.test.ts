@@ -13,14 +13,7 @@ import { type DefaultTreeAdapterTypes, parse } from 'parse5';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../app.ts';
 import { AGENT_PRICE } from '../config.ts';
-import {
-  memoryStorage,
-  PAY_TO,
-  StandInTranscriber,
-  startTestApp,
-  type TestApp,
-  testConfig,
-} from '../testing/harness.ts';
+import { PAY_TO, StandInTranscriber, startTestApp, type TestApp, testConfig, testStorage } from '../testing/harness.ts';
 
 const PUBLIC_URL = 'http://api.example.test';
 
@@ -396,7 +389,7 @@ describe('discovery documents', () => {
 
 describe('a route added to the app', () => {
   it('joins the OpenAPI file, llms.txt, the agent view, /developers and the docs search with no other edit', async () => {
-    const storage = await memoryStorage();
+    const storage = await testStorage();
     const app = await buildApp(testConfig({ PUBLIC_URL }), { storage, transcriber: new StandInTranscriber() });
     try {
       app.get(

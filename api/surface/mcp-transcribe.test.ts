@@ -15,7 +15,7 @@ import { startOrigin, type TestOrigin } from '../../engine/source/testing/origin
 import { makeTestPki, type TestPki } from '../../engine/source/testing/tls.ts';
 import { jfkSample } from '../../test-support/media.ts';
 import type { SqlStorage } from '../storage/sql.ts';
-import { Client as CookieClient, memoryStorage, startTestApp, type TestApp, testConfig } from '../testing/harness.ts';
+import { Client as CookieClient, startTestApp, type TestApp, testConfig, testStorage } from '../testing/harness.ts';
 import { loopbackMediaFetcher } from '../testing/media.ts';
 import { createServiceTranscriber, type Transcriber } from '../transcriber.ts';
 
@@ -61,7 +61,7 @@ describe('transcribe_video over MCP with the real engine', () => {
       fetcher,
       threads: 2,
     });
-    storage = await memoryStorage();
+    storage = await testStorage();
     t = await startTestApp(testConfig({ MEDIA_HOSTS: MEDIA_HOST, SOURCE_ALLOWED_PORTS: String(origin.port) }), {
       storage,
       transcriber,

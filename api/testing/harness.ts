@@ -1,15 +1,24 @@
 /**
- * Test harness shared by the API's tests: an app on in-memory PGlite, a cookie jar for
+ * Test harness shared by the API's tests: an app on a fresh PostgreSQL database, a cookie jar for
  * `inject()`, and the stand-in transcriber for tests that exercise the HTTP layer only.
  * End-to-end tests use the real engine (see engine-transcriber in e2e tests), never this.
+ *
+ * Storage: each `testStorage()` (and each app started without one) is a database of its own on the
+ * run's PostgreSQL, a copy of the template the global setup migrated (test-support/test-databases.ts),
+ * dropped when it closes. It replaced in-memory PGlite here, which cost a test process about 8 CPU-s
+ * for the first instance and 4 for each further one; a copy costs milliseconds. PGlite stays where it
+ * is itself the subject: the drivers' conformance suite (storage/storage.test.ts) and the server's
+ * default without DATABASE_URL (tests that start `api/server.ts` as `npm start` does).
  */
 
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { Transcript } from '../../engine/types.ts';
+import { createTestDatabase } from '../../test-support/test-databases.ts';
 import { type AppDeps, buildApp } from '../app.ts';
 import { type Config, loadConfig } from '../config.ts';
-import { pgliteClient } from '../storage/drivers.ts';
+import { pgClient } from '../storage/drivers.ts';
+import type { SqlClient } from '../storage/sql/client.ts';
 import { SqlStorage } from '../storage/sql.ts';
 import type { TranscribeRequest, Transcriber } from '../transcriber.ts';
 
@@ -71,15 +80,43 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** In-memory PGlite storage; start-up costs seconds here, so share one per test file. */
-export async function memoryStorage(): Promise<SqlStorage> {
-  return SqlStorage.open(await pgliteClient());
+/** A storage on a database of its own (`testStorage()`); `databaseUrl` reaches it without the app. */
+export class TestStorage extends SqlStorage {
+  readonly databaseUrl: string;
+
+  constructor(db: SqlClient, databaseUrl: string) {
+    super(db);
+    this.databaseUrl = databaseUrl;
+  }
 }
 
-/** A given `deps.storage` stays open on close (its owner closes it); one made here is closed. */
+/**
+ * A storage on a new database of its own, already migrated (a copy of the run's template); `close()`
+ * drops the database. Tests that share one (several apps on the same data) pass it to
+ * `startTestApp` and close it themselves.
+ */
+export async function testStorage(): Promise<TestStorage> {
+  const db = await createTestDatabase();
+  const pool = pgClient(db.url, { max: 4 });
+  return new TestStorage(
+    {
+      ...pool,
+      async close() {
+        try {
+          await pool.close();
+        } finally {
+          await db.drop();
+        }
+      },
+    },
+    db.url,
+  );
+}
+
+/** A given `deps.storage` stays open on close (its owner closes it); one made here (a fresh database) is closed. */
 export async function startTestApp(config: Readonly<Config>, deps: Partial<AppDeps> = {}): Promise<TestApp> {
   const owned = !(deps.storage instanceof SqlStorage);
-  const storage = deps.storage instanceof SqlStorage ? deps.storage : await memoryStorage();
+  const storage = deps.storage instanceof SqlStorage ? deps.storage : await testStorage();
   const app = await buildApp(config, { transcriber: new StandInTranscriber(), ...deps, storage });
   await app.ready();
   return {
