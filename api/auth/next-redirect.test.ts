@@ -7,12 +7,15 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../testing/browser.ts';
 import { startTestApp, type TestApp, testConfig } from '../testing/harness.ts';
 import { safeNextPath } from './next-path.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const PASSWORD = 'gravel piano hinge marmalade';
 
 const HOSTILE = [
@@ -58,21 +61,19 @@ describe('`next` cannot send a signed-in browser to another origin', () => {
   let t: TestApp;
   let base: string;
   let browser: Browser;
+  let profile: string | undefined;
   const email = `redirect-${randomBytes(4).toString('hex')}@example.com`;
 
   beforeAll(async () => {
     t = await startTestApp(testConfig({ AUTH_RATE_LIMIT_PER_IP: '1000', RATE_LIMIT_MAX: '10000' }));
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      // Root in CI containers: Chromium's sandbox needs user namespaces it may not have.
-      args: ['--no-sandbox', '--disable-gpu'],
-    });
+    profile = mkdtempSync(join(tmpdir(), 'next-redirect-'));
+    browser = await launchChromium(profile);
   });
   afterAll(async () => {
     await browser?.close();
     await t?.close();
+    if (profile) rmSync(profile, { recursive: true, force: true });
   });
 
   /**
@@ -102,11 +103,25 @@ describe('`next` cannot send a signed-in browser to another origin', () => {
     return { page, foreign, done: () => page.close() };
   }
 
-  /** Submits the form with the given button and waits for wherever the page goes. */
-  async function submit(page: Page, next: string, button: 'signup' | 'signin', who: string): Promise<void> {
+  /**
+   * Submits the form with the given button and waits for wherever the page goes. The real sign-up and
+   * sign-in type into the fields; the spellings (`typed` false) set them, since what follows the
+   * submit is the subject there.
+   */
+  async function submit(page: Page, next: string, button: 'signup' | 'signin', who: string, typed = true) {
     await page.goto(`${base}/api/auth/signin?next=${encodeURIComponent(next)}`, { waitUntil: 'load' });
-    await page.type('input[name="email"]', who);
-    await page.type('input[name="password"]', PASSWORD);
+    for (const [field, value] of [
+      ['email', who],
+      ['password', PASSWORD],
+    ] as const) {
+      if (typed) await page.type(`input[name="${field}"]`, value);
+      else
+        await page.$eval(
+          `input[name="${field}"]`,
+          (el, v) => void ((el as unknown as { value: string }).value = v),
+          value,
+        );
+    }
     await Promise.all([
       page.waitForNavigation({ waitUntil: 'load' }).catch(() => null),
       page.click(`button[value="${button}"]`),
@@ -149,7 +164,7 @@ describe('`next` cannot send a signed-in browser to another origin', () => {
           expect([res?.status(), foreign]).toEqual([400, []]);
           return;
         }
-        await submit(page, next, 'signin', email);
+        await submit(page, next, 'signin', email, false);
         expect(['after sign-in', foreign, new URL(page.url()).origin]).toEqual(['after sign-in', [], base]);
         await page.goto(`${base}/api/auth/signin?next=${encodeURIComponent(next)}`, { waitUntil: 'load' });
         const href = await page.$eval('#continue', (a) => (a as unknown as { href: string }).href);
@@ -164,7 +179,7 @@ describe('`next` cannot send a signed-in browser to another origin', () => {
     it('keeps a good `next`, normalised', async () => {
       const { page, foreign, done } = await guardedPage(signedIn, true);
       try {
-        await submit(page, '/app/./record?from=link', 'signin', email);
+        await submit(page, '/app/./record?from=link', 'signin', email, false);
         expect(page.url()).toBe(`${base}/app/record?from=link`);
         await page.goto(`${base}/api/auth/signin?next=${encodeURIComponent('/x/../app/record')}`, {
           waitUntil: 'load',
