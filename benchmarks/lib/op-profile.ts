@@ -84,9 +84,10 @@ export function opRow(op: GraphProfile['ops'][number], nodeMs: number) {
 /** A readable table of one profile: op, count, ms, % of the profiled nodes' time, MB read and written, GB/s. */
 export function formatProfile(p: GraphProfile): string {
   const head =
-    `${p.graph === 'encoder' ? 'encoder graph' : 'decoder step'}, ${p.windows} ${p.graph === 'encoder' ? 'windows' : `calls (${p.tokens} tokens)`}: ` +
+    `${p.graph === 'encoder' ? 'encoder graph' : 'decoder step'}, ${p.windows} ${p.graph === 'encoder' ? 'window' : 'call'}` +
+    `${p.windows === 1 ? '' : 's'}${p.graph === 'encoder' ? '' : ` (${p.tokens} tokens)`}: ` +
     `${p.nodes} nodes; unprofiled ${p.graphMs.toFixed(2)} ms, profiled ${p.profiledMs.toFixed(2)} ms ` +
-    `(nodes ${p.nodeMs.toFixed(2)} ms; node by node, serialised: the sum exceeds the unprofiled time)`;
+    `(nodes ${p.nodeMs.toFixed(2)} ms, computed one by one: read the shares, not the sum)`;
   const cols = ['op', 'count', 'ms', '% graph', 'MB read', 'MB written', 'GB/s'];
   const rows = p.ops.map((o) => {
     const r = opRow(o, p.nodeMs);
