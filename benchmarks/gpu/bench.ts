@@ -17,13 +17,18 @@
  *     The windows' encoder passes go through the batched encoder (--encode-batch, default auto), whose
  *     ms per window the row records. Unless --no-dtw, each B's capped run again on a model loaded
  *     with DTW on (word timestamps, the default): what DTW's extra decoder pass costs at that B.
- *  5. The analytical model: s/audio-hour = 120 × (enc + 100 × dec) / speed-up, against anchors, the
+ *  5. Per-op profiles (unless --no-profile): one batched encoder graph at each --profile-encoder size
+ *     (default 1,16) and one decoder generation step at each --profile-step size (default 64), each on a
+ *     model loaded for it and profiled node by node (engine/asr/native/README.md, "Per-op profiles"): time,
+ *     count and bytes per op type, the graph's unprofiled time beside them, and the CUDA-graph counters'
+ *     change. With --quick the sizes are 1,2 and 4 (said in the result). Printed as tables at the end.
+ *  6. The analytical model: s/audio-hour = 120 × (enc + 100 × dec) / speed-up, against anchors, the
  *     H100 floor and the targets.
  *
  *   node benchmarks/gpu/bench.ts --bench PATH --cli PATH --model PATH --wav jfk.wav [--model-name NAME]
  *       [--runs 5] [--threads 4] [--windows 16] [--concurrency 1,2,4,8] [--batch-sizes 1,8,24,64]
  *       [--batch-windows W] [--batch-runs N] [--encode-batch auto|N] [--tokens 100] [--peer peer.json] [--batch-only] [--no-dtw]
- *       [--cpu] [--quick]
+ *       [--profile-encoder 1,16] [--profile-step 64] [--no-profile] [--cpu] [--quick]
  *       [--out DIR]
  * --batch-only skips whisper-bench without flash attention, whisper-cli and the parallel states.
  * Writes benchmarks/results/gpu-<device>-<model>.json and .svg (and copies them to --out).
@@ -60,6 +65,7 @@ import {
   TARGETS,
   TRANSFORMERS_H100_2026_11_22,
 } from '../lib/gpu-model.ts';
+import { formatProfile, opRow, type ProfilePlan, type ProfileRun, profileGraph } from '../lib/op-profile.ts';
 import { command, machine, RESULTS_DIR, round, writeFile, writeResult } from '../lib/report.ts';
 import { median, summarize } from '../lib/stats.ts';
 import { readWav16k } from '../lib/wav.ts';
@@ -84,6 +90,9 @@ const { values } = parseArgs({
     peer: { type: 'string' },
     'batch-only': { type: 'boolean', default: false },
     'no-dtw': { type: 'boolean', default: false },
+    'profile-encoder': { type: 'string' },
+    'profile-step': { type: 'string' },
+    'no-profile': { type: 'boolean', default: false },
     cpu: { type: 'boolean', default: false },
     quick: { type: 'boolean', default: false },
     out: { type: 'string' },
@@ -109,6 +118,9 @@ const TOKENS = Number(values.tokens);
 const BATCH_ONLY = values['batch-only'];
 /** Each B's capped run again with DTW word timestamps (the default), unless --no-dtw or no cap. */
 const DTW = !values['no-dtw'] && TOKENS > 0;
+/** Per-op profiles: the encoder graphs' windows and the generation steps' calls (smaller with --quick). */
+const PROFILE_ENCODER = values['no-profile'] ? [] : parseList(values['profile-encoder'] ?? (QUICK ? '1,2' : '1,16'));
+const PROFILE_STEP = values['no-profile'] ? [] : parseList(values['profile-step'] ?? (QUICK ? '4' : '64'));
 const MODEL = values.model as string;
 const MODEL_NAME = values['model-name'] ?? basename(MODEL).replace(/^ggml-|\.bin$/g, '');
 const gpuFlag = CPU ? ['-ng'] : [];
@@ -470,6 +482,37 @@ async function batchedSweep(asr: Asr, win: Float32Array) {
   }));
 }
 
+// 5. per-op profiles ------------------------------------------------------------------------------------
+/** Each profile on a model of its own, loaded for it: batched at max(2, N), the batched encoder for an encoder graph. */
+async function opProfiles(asr: Asr, win: Float32Array): Promise<ProfileRun[]> {
+  const plans: ProfilePlan[] = [
+    ...PROFILE_ENCODER.map((windows) => ({ graph: 'encoder' as const, windows })),
+    ...PROFILE_STEP.map((windows) => ({ graph: 'decoder-step' as const, windows })),
+  ];
+  const runs: ProfileRun[] = [];
+  for (const plan of plans) {
+    const b = Math.max(2, plan.windows);
+    let model: WhisperModel | undefined;
+    try {
+      model = await asr.WhisperModel.load(MODEL, {
+        ...withBatchSize(LOAD, b),
+        batchThreads: THREADS,
+        encodeBatch: plan.graph === 'encoder' ? b : ENCODE_BATCH,
+        selfCheck: false, // the profile checks no tokens; the batched runs above ran the self-check
+      });
+      if (!onGpuOrNote(model, `the ${plan.graph} profile at ${plan.windows}`)) continue;
+      const run = await profileGraph(model, plan, win, DECODE, 120_000);
+      console.log(`profile: ${plan.graph}, ${plan.windows}: ${run.profile ? `${run.profile.nodes} nodes` : run.error}`);
+      runs.push(run);
+    } catch (err) {
+      runs.push({ ...plan, profile: null, cudaGraphs: null, error: (err as Error).message });
+    } finally {
+      await model?.close();
+    }
+  }
+  return runs;
+}
+
 const windowMb = (w: { perWindow: number; shared: number } | undefined) =>
   w ? { perWindowMb: round(w.perWindow / 2 ** 20, 1), sharedMb: round(w.shared / 2 ** 20, 1) } : null;
 
@@ -497,6 +540,7 @@ const asr = await loadAsr();
 const win = tiledWindow(readWav16k(values.wav as string));
 const parallel = asr && !BATCH_ONLY ? await parallelStates(asr, win) : undefined;
 const batched = asr && BATCH_SIZES.length ? await batchedSweep(asr, win) : [];
+const profiles = asr ? await opProfiles(asr, win) : [];
 const peer = readPeer(values.peer);
 if (BATCH_SIZES.length && !peer.ok) notes.push(`transformers peer: ${peer.error ?? 'failed'}`);
 const anchorTransformers = TRANSFORMERS_H100_2026_11_22.secPerHour as Record<number, number>;
@@ -585,6 +629,34 @@ const path = writeResult(name, {
     : null,
   transformersPeer: BATCH_SIZES.length ? peer : null,
   comparison: BATCH_SIZES.length ? comparison : null,
+  opProfiles: profiles.length
+    ? {
+        method:
+          'one graph per row, on a model loaded for it (batched, selfCheck off, DTW off), its windows capped at a few ' +
+          'tokens and brought together by the self-check gate; computed as usual (graphMs), then node by node with an ' +
+          'eval callback that waits for each node (profiledMs; nodeMs = the sum of its nodes): serialised, no fusion, ' +
+          'no CUDA graphs, so nodeMs exceeds graphMs. pctOfGraph = share of nodeMs; bytes = the tensors spanned ' +
+          '(an upper bound where an op broadcasts); GB/s = (read + written) / ms',
+        sizes: QUICK
+          ? `--quick: encoder ${PROFILE_ENCODER.join(',')}, decoder step ${PROFILE_STEP.join(',')} (the GPU run's are 1,16 and 64)`
+          : `encoder ${PROFILE_ENCODER.join(',')}, decoder step ${PROFILE_STEP.join(',')}`,
+        runs: profiles.map((r) => ({
+          ...r,
+          profile: r.profile && {
+            ...r.profile,
+            ops: r.profile.ops.map((o) => {
+              const row = opRow(o, r.profile?.nodeMs ?? 0);
+              return {
+                ...row,
+                ms: round(row.ms, 4),
+                pctOfGraph: round(row.pctOfGraph, 2),
+                gbPerSec: row.gbPerSec === null ? null : round(row.gbPerSec, 2),
+              };
+            }),
+          },
+        })),
+      }
+    : null,
   floor: H100_FLOOR,
   analyticalModel: model,
   anchors: {
@@ -671,6 +743,15 @@ writeFile(
 console.log(`\nwrote ${path}`);
 console.log(JSON.stringify(model, null, 2));
 if (comparison.length) console.table(comparison);
+if (profiles.length) {
+  console.log(
+    `\nper-op profiles${QUICK ? ` (--quick: encoder ${PROFILE_ENCODER.join(',')}, step ${PROFILE_STEP.join(',')}; the GPU run's are 1,16 and 64)` : ''}:`,
+  );
+  for (const r of profiles) {
+    console.log(r.profile ? `\n${formatProfile(r.profile)}` : `\n${r.graph} at ${r.windows}: ${r.error}`);
+    if (r.cudaGraphs) console.log(`CUDA graphs during this run: ${JSON.stringify(r.cudaGraphs)}`);
+  }
+}
 if (values.out) {
   mkdirSync(values.out, { recursive: true });
   for (const f of [`${name}.json`, svgName]) copyFileSync(join(RESULTS_DIR, f), join(values.out, f));

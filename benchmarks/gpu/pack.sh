@@ -11,17 +11,25 @@
 #                        gpu/gen-model.ts (lib/import-closure.ts; packing stops if it names a package, since
 #                        the host has no node_modules), engine/asr/native, models/assets (the generator's
 #                        vocabulary), the scripts, the package.json files
+#   prebuilt-cuda/       with --prebuilt-cuda: the CUDA build of the addon, whisper-cli and whisper-bench
+#                        (sm_90), compiled here by gpu/prebuilt-cuda.sh (nvcc needed; cuBLAS from the toolkit
+#                        or --cublas DIR|WHEEL), one tar.xz and its manifest; run.sh uses it when the
+#                        sources, the card and the libraries match (otherwise it builds, as without it).
+#                        Without --prebuilt-cuda an earlier one is kept: run.sh checks its sources hash.
 # With --standalone FILE.tar it also writes one tar holding those sources and .carry/gpu/ laid out as a
 # checkout: extract it anywhere and run `bash benchmarks/gpu/run.sh` there (no repository needed).
-#   bash benchmarks/gpu/pack.sh [OUT_DIR] [--standalone FILE.tar]
-set -euo pipefail
+#   bash benchmarks/gpu/pack.sh [OUT_DIR] [--standalone FILE.tar] [--prebuilt-cuda [--cublas DIR|WHEEL] [--jobs N]]
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$repo/.carry/gpu"
 standalone=""
+prebuilt=0
+prebuilt_args=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --standalone) standalone="$2"; shift 2 ;;
+    --prebuilt-cuda) prebuilt=1; shift ;;
+    --cublas | --jobs) prebuilt_args+=("$1" "$2"); shift 2 ;;
     -*) echo "pack: unknown argument $1" >&2; exit 2 ;;
     *) out="$1"; shift ;;
   esac
@@ -42,6 +50,17 @@ echo "pack: whisper.cpp build inputs"
   examples/CMakeLists.txt examples/*.cpp examples/*.h examples/*.hpp examples/*.c \
   examples/cli examples/bench examples/server examples/quantize examples/vad-speech-segments \
   examples/parakeet-cli examples/parakeet-quantize examples/deprecation-warning)
+if [[ $prebuilt -eq 1 ]]; then
+  # Hashed as run.sh hashes it: the tarball's files, unpacked (gpu/sources-hash.sh).
+  unpacked="$(mktemp -d)"
+  tar -xJf "$out/whisper-src.tar.xz" -C "$unpacked"
+  echo "pack: the prebuilt CUDA build (gpu/prebuilt-cuda.sh)"
+  SOURCES_WHISPER_DIR="$unpacked" bash "$repo/benchmarks/gpu/prebuilt-cuda.sh" "$out/prebuilt-cuda" "$wsrc" "${prebuilt_args[@]}" ||
+    { rm -rf "$unpacked"; exit 1; }
+  rm -rf "$unpacked"
+elif [[ -d "$out/prebuilt-cuda" ]]; then
+  echo "pack: keeping the earlier prebuilt CUDA build ($out/prebuilt-cuda; run.sh uses it only if its sources hash matches)"
+fi
 echo "pack: node-api headers"
 (cd "$repo/node_modules" && tar -cJf "$out/napi.tar.xz" node-api-headers/include node-addon-api/napi.h \
   node-addon-api/napi-inl.h node-addon-api/napi-inl.deprecated.h)

@@ -4,9 +4,13 @@
 # Needs, beside this repository checkout: the bundle made by benchmarks/gpu/pack.sh (default .carry/gpu/),
 # cmake ≥ 3.18, a C++ compiler, nvcc and cuBLAS (ninja if present). It:
 #   1. unpacks Node 24, whisper.cpp 1.9.1's build inputs and the node-api headers into the work dir;
-#   2. builds, in one CMake tree (engine/asr/native, whisper.cpp added as a subdirectory), whisper-bench,
-#      whisper-cli and our addon with -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 (kept between runs;
-#      the addon goes to build/addon-cuda/, where engine/asr finds it; its failure is reported, not fatal);
+#   2. uses the bundle's prebuilt CUDA build (pack.sh --prebuilt-cuda: the addon, whisper-cli and
+#      whisper-bench for sm_90) when its manifest's sources hash equals this checkout's
+#      (gpu/sources-hash.sh), the GPU's compute capability is 9.0, ldd resolves every library and the
+#      addon loads and sees a GPU; otherwise it says why and builds, in one CMake tree (engine/asr/native,
+#      whisper.cpp added as a subdirectory), whisper-bench, whisper-cli and our addon with -DGGML_CUDA=ON
+#      -DCMAKE_CUDA_ARCHITECTURES=90 (kept between runs; the addon goes to build/addon-cuda/, where
+#      engine/asr finds it; its failure is reported, not fatal);
 #   3. generates synthetic-large-v3 (random weights, real shape; ≈3.1 GB) with the project's generator;
 #   4. runs benchmarks/gpu/smoke.ts: behaviour on this backend (the batched setup's self-check, batched
 #      tokens equal to solo, a window cancelled mid-batch, DTW with flash attention on and off); a failed
@@ -27,6 +31,7 @@
 #   --quick  fewer runs/levels (for a dry run); batch sizes 1,2 unless given
 #   --build-only  stop after the build and the model (a tool with a per-command time limit can then run
 #                 the measurements in a second call; the work dir keeps the build and the model)
+#   --no-prebuilt build even when the bundle holds a prebuilt CUDA build that fits
 # Results: benchmarks/results/gpu-<device>-<model>.{json,svg}, copied to --out (e.g. $OUT) when given.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -44,6 +49,7 @@ tokens=100
 peer=1
 smoke=1
 smoke_only=0
+prebuilt=1
 extra=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -61,12 +67,37 @@ while [[ $# -gt 0 ]]; do
     --no-peer) peer=0; shift ;;
     --no-smoke) smoke=0; shift ;;
     --smoke-only) smoke_only=1; shift ;;
+    --no-prebuilt) prebuilt=0; shift ;;
     --) shift; extra=("$@"); break ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 log() { echo "[gpu-bench $(date +%T)] $*"; }
 die() { echo "[gpu-bench] error: $*" >&2; exit 1; }
+
+# The bundle's prebuilt CUDA build (pack.sh --prebuilt-cuda), unpacked into $work/prebuilt-cuda and put
+# where a build would put it, if it fits this checkout and this host; else it says why and returns 1.
+use_prebuilt() {
+  local dir="$bundle/prebuilt-cuda" to="$work/prebuilt-cuda" want have cc f missing
+  [[ -f "$dir/manifest.json" && -f "$dir/prebuilt-cuda.tar.xz" ]] || { log "no prebuilt CUDA build in the bundle: building"; return 1; }
+  want="$(sed -n 's/.*"sourcesHash": *"\([0-9a-f]*\)".*/\1/p' "$dir/manifest.json")"
+  have="$(bash "$repo/benchmarks/gpu/sources-hash.sh" "$repo/engine/asr/native" "$work/whisper.cpp")"
+  [[ "$want" == "$have" ]] || { log "prebuilt CUDA build not used: it was made from other sources ($want, here $have): building"; return 1; }
+  cc="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' ')"
+  [[ "$cc" == 9.0 ]] || { log "prebuilt CUDA build not used: it is for compute capability 9.0, this GPU reports '${cc:-nothing}': building"; return 1; }
+  rm -rf "$to" && mkdir -p "$to"
+  xz -dc "$dir/prebuilt-cuda.tar.xz" | tar -xf - -C "$to" || { log "prebuilt CUDA build not used: it does not unpack: building"; return 1; }
+  for f in whisper_addon.node whisper-cli whisper-bench; do
+    missing="$(ldd "$to/$f" 2>&1 | grep 'not found' || true)"
+    [[ -z "$missing" ]] || { log "prebuilt CUDA build not used: $f needs libraries this host lacks: $(echo $missing): building"; return 1; }
+  done
+  "$node" -e 'const a = require(process.argv[1]); if (!(a.gpuDevices() > 0)) { console.error("it sees no GPU"); process.exit(3); }' \
+    "$to/whisper_addon.node" || { log "prebuilt CUDA build not used: the addon does not load here (above): building"; return 1; }
+  mkdir -p "$addon_out/bin"
+  cp "$to/whisper_addon.node" "$addon_out/whisper_addon.node"
+  cp "$to/whisper-cli" "$addon_out/bin/whisper-cli"
+  log "prebuilt CUDA build: $(sed -n 's/.*"commit": *"\([0-9a-f]*\)".*/\1/p' "$dir/manifest.json" | cut -c1-12), nvcc $(sed -n 's/.*"nvcc": *"\([^"]*\)".*/\1/p' "$dir/manifest.json"), ready in $((SECONDS - t0)) s"
+}
 [[ -f "$bundle/whisper-src.tar.xz" ]] || die "no bundle at $bundle: run benchmarks/gpu/pack.sh on a dev machine and carry .carry/gpu"
 mkdir -p "$work"
 bundle="$(cd "$bundle" && pwd)"
@@ -95,9 +126,11 @@ if [[ "$(cat "$src_stamp" 2>/dev/null)" != "$src_sum" ]]; then
   echo "$src_sum" >"$src_stamp"
 fi
 
-# 2. Build --------------------------------------------------------------------------------------------
+# 2. Build (or the prebuilt CUDA build) ---------------------------------------------------------------
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
+t0=$SECONDS
+bench_bin=""
 if [[ $cpu -eq 1 ]]; then
   variant=cpu
   addon_out="$repo/build/addon"
@@ -105,40 +138,49 @@ if [[ $cpu -eq 1 ]]; then
 else
   variant=cuda
   addon_out="$repo/build/addon-cuda"
-  if ! command -v nvcc >/dev/null; then
-    for d in /usr/local/cuda/bin /usr/local/cuda-*/bin; do
-      if [[ -x "$d/nvcc" ]]; then PATH="$d:$PATH"; break; fi
-    done
+  # The CUDA runtime and cuBLAS where the loader may not look: the prebuilt binaries and the addon need them.
+  for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda-*/lib64 ${CUDA_HOME:+"$CUDA_HOME/lib64"}; do
+    [[ -d "$d" ]] && ls "$d"/libcublas.so* >/dev/null 2>&1 && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" && break
+  done
+  nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv,noheader || true
+  if [[ $prebuilt -eq 1 ]] && use_prebuilt; then
+    bench_bin="$work/prebuilt-cuda/whisper-bench"
+  else
+    if ! command -v nvcc >/dev/null; then
+      for d in /usr/local/cuda/bin /usr/local/cuda-*/bin; do
+        if [[ -x "$d/nvcc" ]]; then PATH="$d:$PATH"; break; fi
+      done
+    fi
+    command -v nvcc >/dev/null || die "nvcc not found (PATH, /usr/local/cuda/bin)"
+    cublas="$(find /usr/local/cuda*/ /usr/lib/x86_64-linux-gnu "${CUDA_HOME:-/nonexistent}" -name 'libcublas.so*' 2>/dev/null | head -1 || true)"
+    [[ -n "$cublas" ]] || die "cuBLAS (libcublas.so) not found: ggml's CUDA backend links it"
+    log "nvcc: $(nvcc --version | tail -1); cuBLAS: $cublas"
+    flags=(-DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DGGML_NATIVE=ON)
   fi
-  command -v nvcc >/dev/null || die "nvcc not found (PATH, /usr/local/cuda/bin)"
-  cublas="$(find /usr/local/cuda*/ /usr/lib/x86_64-linux-gnu "${CUDA_HOME:-/nonexistent}" -name 'libcublas.so*' 2>/dev/null | head -1 || true)"
-  [[ -n "$cublas" ]] || die "cuBLAS (libcublas.so) not found: ggml's CUDA backend links it"
-  log "nvcc: $(nvcc --version | tail -1); cuBLAS: $cublas"
-  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
-  flags=(-DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DGGML_NATIVE=ON)
 fi
-build="$work/build-$variant"
-log "configure ($variant) → $build"
-cmake -S "$repo/engine/asr/native" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
-  -DWHISPER_SOURCE_DIR="$work/whisper.cpp" \
-  -DNODE_API_HEADERS_DIR="$work/napi/node-api-headers/include" \
-  -DNODE_ADDON_API_DIR="$work/napi/node-addon-api" \
-  -DADDON_OUTPUT_DIR="$addon_out" "${flags[@]}" >"$work/configure-$variant.log" 2>&1 ||
-  { tail -40 "$work/configure-$variant.log"; die "cmake configure failed (log: $work/configure-$variant.log)"; }
-t0=$SECONDS
-log "build whisper-bench + whisper-cli ($jobs jobs)"
-cmake --build "$build" --target whisper-bench whisper-cli --parallel "$jobs" >"$work/build-$variant.log" 2>&1 ||
-  { tail -40 "$work/build-$variant.log"; die "build failed (log: $work/build-$variant.log)"; }
-addon_ok=1
-log "build the addon"
-cmake --build "$build" --target whisper_addon --parallel "$jobs" >>"$work/build-$variant.log" 2>&1 ||
-  { addon_ok=0; tail -20 "$work/build-$variant.log"; log "addon build FAILED: the harness goes on without it"; }
-log "built in $((SECONDS - t0)) s"
-bench_bin="$(find "$build" -type f -name whisper-bench -perm -u+x | head -1)"
+if [[ -z "$bench_bin" ]]; then
+  build="$work/build-$variant"
+  log "configure ($variant) → $build"
+  cmake -S "$repo/engine/asr/native" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
+    -DWHISPER_SOURCE_DIR="$work/whisper.cpp" \
+    -DNODE_API_HEADERS_DIR="$work/napi/node-api-headers/include" \
+    -DNODE_ADDON_API_DIR="$work/napi/node-addon-api" \
+    -DADDON_OUTPUT_DIR="$addon_out" "${flags[@]}" >"$work/configure-$variant.log" 2>&1 ||
+    { tail -40 "$work/configure-$variant.log"; die "cmake configure failed (log: $work/configure-$variant.log)"; }
+  log "build whisper-bench + whisper-cli ($jobs jobs)"
+  cmake --build "$build" --target whisper-bench whisper-cli --parallel "$jobs" >"$work/build-$variant.log" 2>&1 ||
+    { tail -40 "$work/build-$variant.log"; die "build failed (log: $work/build-$variant.log)"; }
+  addon_ok=1
+  log "build the addon"
+  cmake --build "$build" --target whisper_addon --parallel "$jobs" >>"$work/build-$variant.log" 2>&1 ||
+    { addon_ok=0; tail -20 "$work/build-$variant.log"; log "addon build FAILED: the harness goes on without it"; }
+  log "built in $((SECONDS - t0)) s"
+  bench_bin="$(find "$build" -type f -name whisper-bench -perm -u+x | head -1)"
+  # A CPU-only addon in build/addon-cuda would shadow nothing, but a stale CUDA one must not be used by --cpu.
+  [[ $addon_ok -eq 1 ]] || rm -f "$addon_out/whisper_addon.node"
+fi
 cli_bin="$addon_out/bin/whisper-cli"
 [[ -x "$bench_bin" && -x "$cli_bin" ]] || die "whisper-bench or whisper-cli missing after the build"
-# A CPU-only addon in build/addon-cuda would shadow nothing, but a stale CUDA one must not be used by --cpu.
-[[ $addon_ok -eq 1 ]] || rm -f "$addon_out/whisper_addon.node"
 
 # 3. Model --------------------------------------------------------------------------------------------
 model_path="$work/models/ggml-$model.bin"

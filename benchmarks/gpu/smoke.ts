@@ -19,6 +19,9 @@
  *       recorded: on random weights the encoder's flash attention moves near-uniform attention;
  *     - batchedVsAlone: 4 calls in flight on a batched DTW model against that model alone (batched DTW
  *       must not move a time).
+ *  Then what ggml-cuda did with CUDA graphs over all of it (engine/asr/native/patches/0008: captures,
+ *  updates, replays, graphs run kernel by kernel and why), printed and recorded as `cudaGraphs`; a CPU
+ *  build records "not a CUDA build".
  *
  *   node benchmarks/gpu/smoke.ts --model PATH --wav jfk.wav [--model-name NAME] [--dtw PRESET] [--tokens 100]
  *       [--cpu] [--out DIR]
@@ -285,7 +288,11 @@ const name = `gpu-smoke-${device()}-${MODEL_NAME}`;
 const failed = Object.entries(checks)
   .filter(([, c]) => !c.ok)
   .map(([k]) => k);
-const path = writeResult(name, { model: MODEL_NAME, tokens: TOKENS, info, checks, failed });
+const cudaGraphs = testing.cudaGraphCounters() ?? 'not a CUDA build';
+log(
+  `CUDA graphs (ggml-cuda, this process): ${typeof cudaGraphs === 'string' ? cudaGraphs : JSON.stringify(cudaGraphs)}`,
+);
+const path = writeResult(name, { model: MODEL_NAME, tokens: TOKENS, info, checks, cudaGraphs, failed });
 if (values.out) {
   mkdirSync(values.out, { recursive: true });
   copyFileSync(path, join(values.out, basename(path)));

@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EngineError } from '../errors.ts';
+import type { CudaGraphCounters, GraphProfile } from './seams.ts';
 import type { BatchStats, ModelInfo, WindowBytes } from './types.ts';
 import type { NativeSegment, NativeTokens } from './words.ts';
 
@@ -43,6 +44,10 @@ export interface NativeModel {
   resetBatchStats(): void;
   /** The next decoder step and batched encoder pass wait until `n` requests are queued (at most `timeoutMs`). */
   gateNextBatch(n: number, timeoutMs: number): void;
+  /** Benchmarks: profile the next encoder graph of ≥ `encodeWindows` windows and generation step of ≥ `stepCalls` calls. */
+  profileNext(encodeWindows: number, stepCalls: number, timeoutMs: number): void;
+  /** The profiles taken since the last call. */
+  takeProfiles(): GraphProfile[];
   releaseTestHold(): void;
   windowBytes(): WindowBytes | undefined;
   /** Frees the batcher once no job holds it; later transcriptions decode unbatched. */
@@ -61,6 +66,8 @@ export interface NativeAddon {
   setLogging(enabled: boolean): void;
   languages(): string[];
   gpuDevices(): number;
+  /** ggml-cuda's CUDA-graph counters (patches/0008); undefined in a build without CUDA. */
+  cudaGraphCounters(): CudaGraphCounters | undefined;
   version: string;
   systemInfo: string;
 }

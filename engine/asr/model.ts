@@ -14,7 +14,7 @@ import type { RunOptions } from '../types.ts';
 import { addon, type NativeModel } from './addon.ts';
 import { runNative } from './job.ts';
 import { loadParams, transcribeParams } from './options.ts';
-import { type LoadSeams, processLoadSeams, type TranscribeSeams } from './seams.ts';
+import { type GraphProfile, type LoadSeams, processLoadSeams, type TranscribeSeams } from './seams.ts';
 import { type CheckedModel, selfCheckVerdict } from './self-check-runner.ts';
 import { Slots } from './slots.ts';
 import {
@@ -51,6 +51,13 @@ export interface ModelInternals {
   ): Promise<AsrResult>;
   /** testFault 'hold' or 'pause-in-graph': the batcher takes what is queued, and goes on. */
   releaseTestHold(): void;
+  /**
+   * Benchmarks: per-op profiles of the next batched encoder graph carrying ≥ `encodeWindows` windows and
+   * the next generation step carrying ≥ `stepCalls` calls (0: none); like the self-check's gate, those
+   * wait up to `timeoutMs` for that many requests. `takeProfiles()` returns what was taken since.
+   */
+  profileNext(encodeWindows: number, stepCalls: number, timeoutMs: number): void;
+  takeProfiles(): GraphProfile[];
   /** From the allocator: the batcher's buffers, and the transcriptions' states now and at most. */
   memoryBytes(): { batcher: number; states: number; peakStates: number; liveBatchers: number } | undefined;
   /** The memory the batch was planned for, when a self-check fallback re-planned it (else undefined). */
@@ -140,6 +147,10 @@ export class WhisperModel {
     internals.set(this, {
       transcribe: (pcm, opts, run, seams) => this.#transcribe(pcm, opts, run, this.#unbatched(), seams),
       releaseTestHold: () => this.#native.releaseTestHold(),
+      profileNext: (encodeWindows, stepCalls, timeoutMs) => {
+        if (!this.#closing) this.#native.profileNext(encodeWindows, stepCalls, timeoutMs);
+      },
+      takeProfiles: () => (this.#closing ? [] : this.#native.takeProfiles()),
       memoryBytes: () => (this.#closing ? undefined : this.#native.memoryBytes()),
       fallbackBudget: () => this.#budget,
     });

@@ -39,6 +39,53 @@ export interface TranscribeSeams {
   minTextTokens?: number;
 }
 
+/** One op type's share of a profiled graph: its nodes, their summed time and the bytes they span. */
+export interface OpProfile {
+  /** ggml's op name, lower case: 'mul_mat', 'flash_attn_ext', 'im2col', 'norm', 'add', 'gelu', 'cpy', … */
+  op: string;
+  count: number;
+  /** Summed over its nodes, each computed and waited for alone. */
+  ms: number;
+  /** What its nodes' sources span (get_rows: the rows taken); views ('view', 'reshape', …) move none. */
+  bytesRead: number;
+  /** What its nodes' destinations span (set_rows: the rows written). */
+  bytesWritten: number;
+}
+
+/**
+ * Benchmarks: a per-op profile of one batcher graph (native/README.md, "Per-op profiles"). The graph
+ * is computed as usual (`graphMs`), then again node by node with each node waited for (`profiledMs`,
+ * the sum of its nodes `nodeMs`): serialised, without fusion or CUDA graphs, so the sum exceeds
+ * `graphMs`.
+ */
+export interface GraphProfile {
+  graph: 'encoder' | 'decoder-step';
+  /** The windows (encoder) or calls (step) it carried. */
+  windows: number;
+  /** A step's real tokens (the encoder: 0). */
+  tokens: number;
+  nodes: number;
+  graphMs: number;
+  profiledMs: number;
+  nodeMs: number;
+  /** Longest first. */
+  ops: OpProfile[];
+}
+
+/** ggml-cuda's CUDA-graph counters, process-wide (patches/0008); absent from a build without CUDA. */
+export interface CudaGraphCounters {
+  computes: number;
+  captures: number;
+  instantiations: number;
+  updates: number;
+  updateFailures: number;
+  launches: number;
+  directDisabled: number;
+  directIncompatible: number;
+  directWarmup: number;
+  warmupResets: number;
+}
+
 /**
  * Seams every load in this process gets unless it passes its own: set by a test's preload module
  * (test-support/asr-fault.ts) in a child process, so an end-to-end test of a command can inject a

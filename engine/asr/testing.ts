@@ -5,10 +5,17 @@
  */
 
 export { loadWithSeams, modelInternals } from './model.ts';
-export type { LoadSeams, TestFault, TranscribeSeams } from './seams.ts';
+export type { CudaGraphCounters, GraphProfile, LoadSeams, OpProfile, TestFault, TranscribeSeams } from './seams.ts';
 export { setProcessLoadSeams } from './seams.ts';
 
+import { addon } from './addon.ts';
 import { modelInternals as internalsOf, type WhisperModel } from './model.ts';
+import type { CudaGraphCounters } from './seams.ts';
+
+/** ggml-cuda's CUDA-graph counters in this process (patches/0008); undefined when the addon has no CUDA. */
+export function cudaGraphCounters(): CudaGraphCounters | undefined {
+  return addon().cudaGraphCounters();
+}
 
 /**
  * Benchmarks: `model` seen through a transcribe() that decodes exactly `tokens` tokens per call

@@ -21,12 +21,39 @@
 #include <ggml-backend.h>
 #include <whisper.h>
 
+#include <cstdint>
+
 #include "log.h"
 #include "model.h"
 #include "vad.h"
 
+#ifdef WHISPER_ADDON_CUDA
+// patches/0008: ggml-cuda's CUDA-graph counters, in this order.
+extern "C" int ggml_backend_cuda_graph_counters(uint64_t* out, int n);
+#endif
+
 namespace whisper_addon {
 namespace {
+
+// cudaGraphCounters(): what ggml-cuda did with CUDA graphs in this process (patches/0008), or
+// undefined in a build without CUDA.
+Napi::Value CudaGraphCounters(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+#ifdef WHISPER_ADDON_CUDA
+  static const char* const kNames[] = {"computes",     "captures",       "instantiations",
+                                       "updates",      "updateFailures", "launches",
+                                       "directDisabled", "directIncompatible", "directWarmup",
+                                       "warmupResets"};
+  constexpr int kCount = static_cast<int>(sizeof(kNames) / sizeof(kNames[0]));
+  uint64_t values[kCount] = {};
+  const int known = ggml_backend_cuda_graph_counters(values, kCount);
+  Napi::Object o = Napi::Object::New(env);
+  for (int i = 0; i < kCount && i < known; ++i) o.Set(kNames[i], static_cast<double>(values[i]));
+  return o;
+#else
+  return env.Undefined();
+#endif
+}
 
 Napi::Value SetLogging(const Napi::CallbackInfo& info) {
   SetLogEnabled(info[0].ToBoolean().Value());
@@ -64,6 +91,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("setLogging", Napi::Function::New(env, SetLogging, "setLogging"));
   exports.Set("languages", Napi::Function::New(env, Languages, "languages"));
   exports.Set("gpuDevices", Napi::Function::New(env, GpuDevices, "gpuDevices"));
+  exports.Set("cudaGraphCounters", Napi::Function::New(env, CudaGraphCounters, "cudaGraphCounters"));
   exports.Set("version", Napi::String::New(env, whisper_version()));
   exports.Set("systemInfo", Napi::String::New(env, whisper_print_system_info()));
   exports.Set("sampleRate", Napi::Number::New(env, WHISPER_SAMPLE_RATE));

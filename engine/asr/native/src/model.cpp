@@ -224,6 +224,53 @@ Napi::Value Model::GateNextBatch(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// profileNext(encodeWindows, stepCalls, timeoutMs): benchmarks' per-op profiles (whisper_batcher_profile_next).
+Napi::Value Model::ProfileNext(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 3 || !info[0].IsNumber() || !info[1].IsNumber() || !info[2].IsNumber()) {
+    Napi::TypeError::New(env, "profileNext(encodeWindows, stepCalls, timeoutMs) takes three numbers")
+        .ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  if (ctx_ && batcher_ != nullptr) {
+    whisper_batcher_profile_next(batcher_.get(), info[0].As<Napi::Number>().Int32Value(),
+                                 info[1].As<Napi::Number>().Int32Value(), info[2].As<Napi::Number>().Int32Value());
+  }
+  return env.Undefined();
+}
+
+// takeProfiles(): the profiles taken since the last call, times in ms (empty without a batcher).
+Napi::Value Model::TakeProfiles(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::vector<whisper_batch_profile> profiles;
+  if (ctx_ && batcher_ != nullptr) profiles = whisper_batcher_take_profiles(batcher_.get());
+  Napi::Array out = Napi::Array::New(env, profiles.size());
+  for (size_t i = 0; i < profiles.size(); ++i) {
+    const whisper_batch_profile& p = profiles[i];
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("graph", p.graph);
+    o.Set("windows", p.windows);
+    o.Set("tokens", p.tokens);
+    o.Set("nodes", p.nodes);
+    o.Set("graphMs", static_cast<double>(p.graph_ns) / 1e6);
+    o.Set("profiledMs", static_cast<double>(p.profiled_ns) / 1e6);
+    o.Set("nodeMs", static_cast<double>(p.node_ns) / 1e6);
+    Napi::Array ops = Napi::Array::New(env, p.ops.size());
+    for (size_t j = 0; j < p.ops.size(); ++j) {
+      Napi::Object op = Napi::Object::New(env);
+      op.Set("op", p.ops[j].op);
+      op.Set("count", static_cast<double>(p.ops[j].count));
+      op.Set("ms", static_cast<double>(p.ops[j].ns) / 1e6);
+      op.Set("bytesRead", static_cast<double>(p.ops[j].bytes_read));
+      op.Set("bytesWritten", static_cast<double>(p.ops[j].bytes_written));
+      ops.Set(static_cast<uint32_t>(j), op);
+    }
+    o.Set("ops", ops);
+    out.Set(static_cast<uint32_t>(i), o);
+  }
+  return out;
+}
+
 Napi::Value Model::ResetBatchStats(const Napi::CallbackInfo& info) {
   if (ctx_ && batcher_ != nullptr) whisper_batcher_reset_stats(batcher_.get());
   return info.Env().Undefined();

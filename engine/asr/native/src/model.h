@@ -67,6 +67,8 @@ class Model : public Napi::ObjectWrap<Model> {
                            InstanceMethod<&Model::ResetBatchStats>("resetBatchStats"),
                            InstanceMethod<&Model::ReleaseTestHold>("releaseTestHold"),
                            InstanceMethod<&Model::GateNextBatch>("gateNextBatch"),
+                           InstanceMethod<&Model::ProfileNext>("profileNext"),
+                           InstanceMethod<&Model::TakeProfiles>("takeProfiles"),
                            InstanceMethod<&Model::WindowBytes>("windowBytes"),
                            InstanceMethod<&Model::DropBatcher>("dropBatcher"),
                            InstanceMethod<&Model::MemoryBytes>("memoryBytes"),
@@ -91,6 +93,8 @@ class Model : public Napi::ObjectWrap<Model> {
   Napi::Value WindowBytes(const Napi::CallbackInfo& info);
   Napi::Value ReleaseTestHold(const Napi::CallbackInfo& info);
   Napi::Value GateNextBatch(const Napi::CallbackInfo& info);
+  Napi::Value ProfileNext(const Napi::CallbackInfo& info);
+  Napi::Value TakeProfiles(const Napi::CallbackInfo& info);
   Napi::Value ResetBatchStats(const Napi::CallbackInfo& info);
   Napi::Value DropBatcher(const Napi::CallbackInfo& info);
   Napi::Value MemoryBytes(const Napi::CallbackInfo& info);

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 struct whisper_batcher;
 
@@ -92,6 +93,27 @@ struct whisper_batcher_stats {
   uint64_t encode_us = 0;      // time spent building and computing them
 };
 
+// One op type's share of a profiled graph (whisper_batcher_profile_next).
+struct whisper_batch_op_profile {
+  std::string op;              // ggml_op_desc, lower case: "mul_mat", "flash_attn_ext", "gelu", ...
+  uint64_t count = 0;          // nodes of this type
+  uint64_t ns = 0;             // their summed time, each node computed and waited for alone
+  uint64_t bytes_read = 0;     // what their sources span (get_rows: the rows taken); views: 0
+  uint64_t bytes_written = 0;  // their destinations (set_rows: the rows written); views: 0
+};
+
+// A per-op profile of one batcher graph (benchmarks; whisper-batch-profile.inc says how it is taken).
+struct whisper_batch_profile {
+  std::string graph;          // "encoder" (a batched encoder graph) or "decoder-step" (a generation step)
+  int windows = 0;            // the windows (encoder) or calls (step) it carried
+  int tokens = 0;             // the real tokens of a step (the encoder: 0)
+  int nodes = 0;              // nodes computed, views included
+  uint64_t graph_ns = 0;      // the same graph computed as usual, unprofiled (build and inputs excluded)
+  uint64_t profiled_ns = 0;   // the profiled pass's wall time: the nodes plus the scheduler's work between
+  uint64_t node_ns = 0;       // the nodes' summed times
+  std::vector<whisper_batch_op_profile> ops; // by time, longest first
+};
+
 // nullptr when the backends or the graph scheduler cannot be created.
 whisper_batcher* whisper_batcher_init(whisper_context* ctx, whisper_batcher_params params);
 // Waits for nothing: every attached call must have detached before.
@@ -110,6 +132,14 @@ void whisper_batcher_wake(whisper_batcher* b);
 // meet in one graph by construction rather than by timing (on a GPU a short window can finish before a
 // long one has encoded). One-shot: later steps and passes gather as usual.
 void whisper_batcher_gate_next(whisper_batcher* b, int n, int timeout_ms);
+// Benchmarks: profile the next batched encoder graph that carries at least `encode_windows` windows and
+// the next generation step (every call one token) that carries at least `step_calls` calls (0: none),
+// each computed once as usual and once node by node (whisper-batch-profile.inc). Like gate_next, the
+// next encoder pass waits for `encode_windows` queued passes and the next step for `step_calls`
+// requests, at most `timeout_ms`, so that they meet. Read the results with whisper_batcher_take_profiles.
+void whisper_batcher_profile_next(whisper_batcher* b, int encode_windows, int step_calls, int timeout_ms);
+// The profiles taken since the last call, in the order they were taken.
+std::vector<whisper_batch_profile> whisper_batcher_take_profiles(whisper_batcher* b);
 // Tests only: ends params.test_hold; queued steps and passes go ahead.
 void whisper_batcher_test_release(whisper_batcher* b);
 // How many windows to keep in flight: on a GPU, as many whisper_states (plus, when `slotted`, their
