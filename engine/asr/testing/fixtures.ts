@@ -31,8 +31,3 @@ export async function syntheticMicro(): Promise<string> {
 export async function syntheticTiny(): Promise<string> {
   return (await resolveModel('synthetic-tiny')).path;
 }
-
-/** The synthetic-micro model (random weights, tiny's layers at a quarter of its width): for plumbing. */
-export async function syntheticMicro(): Promise<string> {
-  return (await resolveModel('synthetic-micro')).path;
-}
