@@ -2,10 +2,10 @@
  * Per-file CPU accounting (a vitest `setupFiles` entry). The suite's budget is CPU time (issue #31:
  * `npm test` within 10 CPU-minutes), and vitest reports only wall time, which on 2 cores with two
  * files at a time says little about what a file costs. After each file this appends one JSON line
- * to the file TEST_CPU_LOG names (each vitest config sets it; the global setup empties it): the worker process's own CPU (every thread, the addon's included) and
- * that of the children it waited for (ffmpeg, the CLI, Chromium, whisper-cli), both since the
- * process started, which is since the file started: each file runs in a fresh process (`pool:
- * 'forks'`, isolated), and the pid is logged so a reused process would show.
+ * to the file TEST_CPU_LOG names (each vitest config sets it; the global setup empties it): the
+ * worker process's own CPU (every thread, the addon's included) and that of the children it waited for (ffmpeg, the CLI, Chromium, whisper-cli), since the process
+ * started or, where files share a process (the api project runs unisolated), since the previous file
+ * in it ended: a file's line includes its imports.
  * `npm run test:durations` joins these lines to vitest's JSON report.
  */
 import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
@@ -29,16 +29,24 @@ function childrenCpuSeconds(): number {
   }
 }
 
+/** Where the previous file in this process ended (files run one after another in a non-isolated one). */
+const MARK = Symbol.for('transcribe.test-cpu-mark');
+type Mark = { own: number; children: number };
+const marks = globalThis as typeof globalThis & { [MARK]?: Mark };
+
 afterAll(() => {
   const testPath = expect.getState().testPath;
   const log = process.env.TEST_CPU_LOG;
   if (!testPath || !log) return;
-  const own = process.cpuUsage();
+  const usage = process.cpuUsage();
+  const now = { own: (usage.user + usage.system) / 1e6, children: childrenCpuSeconds() };
+  const before = marks[MARK] ?? { own: 0, children: 0 };
+  marks[MARK] = now;
   const line = {
     file: relative(ROOT, testPath),
     pid: process.pid,
-    ownSeconds: (own.user + own.system) / 1e6,
-    childrenSeconds: childrenCpuSeconds(),
+    ownSeconds: now.own - before.own,
+    childrenSeconds: now.children - before.children,
   };
   mkdirSync(dirname(log), { recursive: true });
   appendFileSync(log, `${JSON.stringify(line)}\n`);

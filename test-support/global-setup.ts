@@ -16,7 +16,17 @@ import { type RunningService, TestServiceError, usePostgres, useRedis } from './
 /** Stopped in reverse order: the run's databases are dropped before a throwaway server stops. */
 const started: Array<Pick<RunningService, 'stop'>> = [];
 
-export async function setup(project: TestProject): Promise<void> {
+let once: Promise<void> | undefined;
+/**
+ * vitest calls this for the root config and again for each of its projects (vitest.config.ts), in
+ * one process: the work is done once, with the first caller's config.
+ */
+export function setup(project: TestProject): Promise<void> {
+  once ??= setupOnce(project);
+  return once;
+}
+
+async function setupOnce(project: TestProject): Promise<void> {
   const log = (line: string) => process.stderr.write(`test setup: ${line}\n`);
   // This run's per-file CPU lines (test-support/cpu-accounting.ts) start from an empty log.
   const cpuLog = project.config.env.TEST_CPU_LOG;
