@@ -2,7 +2,8 @@
  * `transcribe --self-check`'s exits when batching does not verify, end to end: a child process whose
  * batcher carries a fault that only tests can set (test-support/asr-fault.ts, preloaded with --import).
  * Exit 3: the canary differed and the process fell back. Exit 1: the canary proved nothing.
- * (Exit 0, verified, is cli/transcribe.test.ts'.)
+ * (Exit 0, verified, is cli/transcribe.test.ts'.) On synthetic-micro: what is tested is the command's
+ * exits; the check's own behaviour is engine/asr/self-check*.test.ts'.
  */
 import { execFile } from 'node:child_process';
 import { join, resolve } from 'node:path';
@@ -17,7 +18,7 @@ function selfCheck(fault: string): Promise<{ code: number; stdout: string; stder
   return new Promise((done) => {
     execFile(
       process.execPath,
-      ['--import', PRELOAD, BIN, '--self-check', '--model', 'synthetic-tiny', '--batch-size', '2'],
+      ['--import', PRELOAD, BIN, '--self-check', '--model', 'synthetic-micro', '--batch-size', '2'],
       { cwd: ROOT, timeout: 115_000, env: { ...process.env, ASR_TEST_FAULT: fault } },
       (err, stdout, stderr) => done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
@@ -25,7 +26,7 @@ function selfCheck(fault: string): Promise<{ code: number; stdout: string; stder
 }
 
 beforeAll(async () => {
-  await resolveModel('synthetic-tiny');
+  await resolveModel('synthetic-micro');
 });
 
 it('a batcher that corrupts a window: FELL BACK with the differences, exit 3', async () => {

@@ -25,19 +25,19 @@ let dir: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'cli-test-'));
-  // Generated once, before the children race for them: synthetic-micro for what checks the command's
-  // plumbing, synthetic-tiny where batching and its self-check are the point.
-  await Promise.all([resolveModel('synthetic-tiny'), resolveModel('synthetic-micro')]);
+  // Generated once, before the children race for it. synthetic-micro throughout: what is tested is
+  // the command (its flags, output, exits), batching's and the self-check's numerics are engine/asr's.
+  await resolveModel('synthetic-micro');
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
 describe('transcribe CLI', () => {
-  it('--self-check --model synthetic-tiny: batching verified, exit 0', async () => {
-    const r = await transcribe(['--self-check', '--model', 'synthetic-tiny']);
+  it('--self-check --model synthetic-micro: batching verified, exit 0', async () => {
+    const r = await transcribe(['--self-check', '--model', 'synthetic-micro']);
     expect(r.stderr).toBe('');
-    expect(r.stdout).toMatch(/^batching verified \(cpu, per-call attention, encoder batch 4, model synthetic-tiny\)/);
+    expect(r.stdout).toMatch(/^batching verified \(cpu, per-call attention, encoder batch 4, model synthetic-micro\)/);
     expect(r.code).toBe(0);
   }, 300_000);
 
@@ -207,6 +207,9 @@ describe('transcribe CLI', () => {
       await new Promise((ok) => listener.close(ok));
     });
 
+    // --no-vad: a URL is refused before any audio, so these children need not load the VAD's weights.
+    const url = (u: string) => transcribe([u, '--model', 'synthetic-micro', '--no-vad'], 60_000);
+
     // Loopback spellings only: a policy bug must not be able to send a packet off this machine.
     // The full corpus (220 cases) runs in engine/source inside a loopback-only network namespace.
     // On the default port (media is fetched from 443 only): the address itself is refused. An IPv6
@@ -215,14 +218,14 @@ describe('transcribe CLI', () => {
       ['127.0.0.1', 'SOURCE_ADDRESS_BLOCKED'],
       ['localhost', 'SOURCE_ADDRESS_BLOCKED'],
       ['[::1]', 'SOURCE_ADDRESS_BLOCKED'],
+      // One numeric spelling: the URL parser makes 2130706433, 0x7f000001 and 127.1 the same host
+      // before the policy sees it (each is in the corpus, with more).
       ['2130706433', 'SOURCE_ADDRESS_BLOCKED'],
-      ['0x7f000001', 'SOURCE_ADDRESS_BLOCKED'],
-      ['127.1', 'SOURCE_ADDRESS_BLOCKED'],
       ['[::ffff:127.0.0.1]', 'SOURCE_URL_INVALID'],
     ];
     for (const [host, code] of hosts) {
       it(`https://${host}/a.mp3 → ${code}`, async () => {
-        const r = await transcribe([`https://${host}/a.mp3`, '--model', 'synthetic-micro'], 60_000);
+        const r = await url(`https://${host}/a.mp3`);
         expect(r.code).toBe(1);
         expect(r.stderr).toMatch(new RegExp(`^error: ${code} `, 'm'));
       });
@@ -230,16 +233,16 @@ describe('transcribe CLI', () => {
 
     it('https://127.0.0.1:PORT (a listener there) → SOURCE_PORT_NOT_ALLOWED, no connection', async () => {
       const before = connections;
-      const r = await transcribe([`https://127.0.0.1:${port}/a.mp3`, '--model', 'synthetic-micro'], 60_000);
+      const r = await url(`https://127.0.0.1:${port}/a.mp3`);
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/^error: SOURCE_PORT_NOT_ALLOWED /m);
       expect(connections).toBe(before);
     });
 
     it('http:// → SOURCE_SCHEME_NOT_ALLOWED; userinfo → SOURCE_URL_INVALID', async () => {
-      const http = await transcribe([`http://127.0.0.1:${port}/a.mp3`, '--model', 'synthetic-micro'], 60_000);
+      const http = await url(`http://127.0.0.1:${port}/a.mp3`);
       expect(http.stderr).toMatch(/^error: SOURCE_SCHEME_NOT_ALLOWED /m);
-      const user = await transcribe([`https://user:pw@127.0.0.1:${port}/a.mp3`, '--model', 'synthetic-micro'], 60_000);
+      const user = await url(`https://user:pw@127.0.0.1:${port}/a.mp3`);
       expect(user.stderr).toMatch(/^error: SOURCE_URL_INVALID /m);
       expect(connections).toBe(0);
     });

@@ -1,6 +1,8 @@
 /**
  * The engine's front door over its real parts: files, streams and https URLs (a real TLS origin
  * on loopback, admitted only by the test-only fetcher option), silence, abort and no-VAD parity.
+ * The subject is the plumbing: synthetic-micro, with flash attention (`load.flashAttn`), which makes
+ * its encoder pass a third as costly as without.
  */
 import { execFile } from 'node:child_process';
 import { createReadStream } from 'node:fs';
@@ -18,6 +20,8 @@ import { startOrigin, type TestOrigin } from './source/testing/origin.ts';
 import { makeTestPki, type TestPki } from './source/testing/tls.ts';
 
 const JFK_WAV = await jfkSample('wav');
+/** The models' load options: flash attention on (the CPU default is off, for whisper-cli parity). */
+const FLASH = { useGpu: false, flashAttn: true } as const;
 const execFileP = promisify(execFile);
 
 let engine: Engine;
@@ -36,7 +40,7 @@ beforeAll(async () => {
   // Test-only: trust the test CA and admit 127.0.0.0/8 (never reachable from configuration).
   fetcher = new SafeFetcher({ ca: pki.ca, dangerouslyAllowLoopback: true, allowedPorts: 'any' });
   const model = await resolveModel('synthetic-micro');
-  engine = await createEngine({ modelPath: model.path, threads: 1, concurrency: 2, fetcher });
+  engine = await createEngine({ modelPath: model.path, load: FLASH, threads: 1, concurrency: 2, fetcher });
 });
 
 afterAll(async () => {
@@ -145,7 +149,7 @@ describe('createEngine().transcribe', () => {
 
   it('without VAD streams 30 s windows, silence included: the model never holds more than a window', async () => {
     const modelPath = (await resolveModel('synthetic-micro')).path;
-    const noVad = await createEngine({ modelPath, threads: 1, concurrency: 1, vad: false });
+    const noVad = await createEngine({ modelPath, load: FLASH, threads: 1, concurrency: 1, vad: false });
     // 70 s: the JFK sample looped. A spy on the real model: the windows it is handed are the observable.
     const seen: number[] = [];
     const transcribe = noVad.model.transcribe.bind(noVad.model);

@@ -1,11 +1,12 @@
 /**
  * The queue over real transcription: whisper.cpp through the addon with the `synthetic-micro` model
- * (random weights of the real tiny shape — the text is meaningless, the work is real), real ffmpeg,
- * real Redis. Three things the stand-in tests cannot show:
+ * (random weights, tiny's layers at a quarter of its width — the text is meaningless, the work is
+ * real), real ffmpeg, real Redis. Three things the stand-in tests cannot show:
  * - a conformance case on both backends: a real file through the engine processor, a permanent
  *   decode failure not retried;
  * - the crash test with real worker processes (`workers/worker-main.ts`): SIGKILL mid-transcription,
- *   another worker completes the job; two rounds, losses counted (five in engine-jobs.long.test.ts);
+ *   another worker completes the job; one round here (the stand-in's five in crash.test.ts show the
+ *   queue's side over and over), five with losses counted in engine-jobs.long.test.ts;
  * - the batch command as operators run it (`cli/bin/transcribe-batch.js`), interrupted with SIGINT and
  *   resumed.
  */
@@ -88,8 +89,8 @@ describe.each([
 });
 
 describe('real worker processes', () => {
-  it('complete jobs whose worker was SIGKILLed mid-transcription (2 rounds, 0 lost)', async () => {
-    expect(await crashRounds(2, jfk, MODEL)).toBe(0);
+  it('complete a job whose worker was SIGKILLed mid-transcription (1 round, 0 lost)', async () => {
+    expect(await crashRounds(1, jfk, MODEL)).toBe(0);
   }, 600_000);
 });
 

@@ -3,13 +3,14 @@
  * nodes (abortedGraphs), and a window queued behind it decodes as it does alone. The test seam
  * 'pause-in-graph' holds the first decoder graph at its first node until every window in it is
  * cancelled (or the test releases it): "running" is an event the test sees (batchStats().inGraph), not
- * a race. Real addon, synthetic-tiny, windows capped at a few tokens.
+ * a race. Real addon, windows capped at a few tokens, on synthetic-micro with flash attention: the
+ * subject is the batcher's graphs and cancellation, not numerics on a real shape.
  */
 import { beforeAll, expect, it } from 'vitest';
 import { readPcm } from '../../test-support/ffmpeg.ts';
 import { jfkSample } from '../../test-support/media.ts';
 import { type AsrResult, type TranscribeOptions, WhisperModel } from './index.ts';
-import { syntheticTiny } from './testing/fixtures.ts';
+import { syntheticMicro } from './testing/fixtures.ts';
 import { loadWithSeams } from './testing.ts';
 
 const OPTS: TranscribeOptions = {
@@ -28,11 +29,11 @@ let short: Float32Array;
 let shortAlone: AsrResult;
 
 beforeAll(async () => {
-  modelPath = await syntheticTiny();
+  modelPath = await syntheticMicro();
   const jfk = await readPcm(await jfkSample('wav'));
   long = jfk.slice(0, 11 * 16_000);
   short = jfk.slice(0, 4 * 16_000);
-  const solo = await WhisperModel.load(modelPath, { useGpu: false, dtw: false, flashAttn: false });
+  const solo = await WhisperModel.load(modelPath, { useGpu: false, dtw: false, flashAttn: true });
   try {
     shortAlone = await solo.transcribe(short, OPTS);
   } finally {
@@ -43,7 +44,7 @@ beforeAll(async () => {
 it('a running graph whose windows are all cancelled stops (abortedGraphs), and the next window is unchanged', async () => {
   const model = await loadWithSeams(
     modelPath,
-    { useGpu: false, dtw: false, flashAttn: false, batchSize: 2, batchThreads: 1, encodeBatch: 1 },
+    { useGpu: false, dtw: false, flashAttn: true, batchSize: 2, batchThreads: 1, encodeBatch: 1 },
     {},
     { testFault: 'pause-in-graph' },
   );

@@ -11,7 +11,8 @@
  * decoder graph stops at its first node until `releaseTestHold()` or until every window it serves is
  * cancelled (no self-check). 'plain-attention': the batcher's graphs (batched encoder, per-call steps)
  * attend without flash attention while the caches keep its layout (the DTW parity test).
- * 'short-canary': the self-check's canary windows stop after 2 tokens, too few to prove anything.
+ * 'short-canary': the self-check's canary windows decode exactly 2 tokens a pass (no timestamps, so
+ * they never seek inside a window), too few to prove anything.
  */
 export type TestFault = 'perturb-slot' | 'hold' | 'pause-in-graph' | 'plain-attention' | 'short-canary';
 

@@ -59,44 +59,49 @@ async function drain(input: Parameters<typeof decodeStream>[0], opts?: DecodeOpt
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'decode-test-'));
-  const tone = ['-f', 'lavfi', '-i', TONE];
-  const toneAndVideo = [...tone, '-f', 'lavfi', '-i', VIDEO, '-shortest'];
+  // One ffmpeg per source, writing every file made from it (an output's options are the ones just
+  // before it): starting ffmpeg costs more CPU than encoding any of these few seconds.
+  const av = (audio: string, video: string, file: string) => ['-shortest', '-c:a', audio, '-c:v', video, media(file)];
+  const sines = ['sine=duration=10', 'sine=duration=120', 'sine=duration=1', 'sine=duration=1:sample_rate=8000'];
   await Promise.all([
-    ffmpeg(...tone, '-ac', '2', media('tone.wav')),
-    ffmpeg(...tone, '-c:a', 'libmp3lame', media('tone.mp3')),
-    ffmpeg(...tone, '-c:a', 'flac', media('tone.flac')),
-    ffmpeg(...tone, '-c:a', 'libopus', media('tone.opus')),
-    ffmpeg(...tone, '-c:a', 'libvorbis', media('tone.ogg')),
-    // The mp4 muxer's default puts the index (moov) after the media data: the pipe trap.
-    ffmpeg(...tone, '-c:a', 'aac', media('tone.m4a')),
-    ffmpeg(...tone, '-c:a', 'aac', '-movflags', '+faststart', media('tone-faststart.m4a')),
-    ffmpeg(...toneAndVideo, '-c:a', 'aac', '-c:v', 'libx264', media('tone.mp4')),
-    ffmpeg(...toneAndVideo, '-c:a', 'aac', '-c:v', 'libx264', media('tone.mov')),
-    ffmpeg(...toneAndVideo, '-c:a', 'libopus', '-c:v', 'libvpx', media('tone.webm')),
-    ffmpeg(...toneAndVideo, '-c:a', 'flac', '-c:v', 'libx264', media('tone.mkv')),
-    ffmpeg('-f', 'lavfi', '-i', VIDEO, '-c:v', 'libx264', media('video-only.mp4')),
-    ffmpeg('-f', 'lavfi', '-i', VIDEO, '-c:v', 'libx264', media('video-only.mkv')),
-    ffmpeg('-f', 'lavfi', '-i', 'sine=duration=10', '-c:a', 'flac', media('ten-seconds.flac')),
-    ffmpeg('-f', 'lavfi', '-i', 'sine=duration=120', '-c:a', 'pcm_s16le', media('two-minutes.wav')),
-    ffmpeg('-f', 'lavfi', '-i', 'sine=duration=1', '-t', '0', media('header-only.wav')),
+    ffmpeg(
+      ...['-f', 'lavfi', '-i', TONE],
+      ...['-ac', '2', media('tone.wav')],
+      ...['-c:a', 'libmp3lame', media('tone.mp3')],
+      ...['-c:a', 'flac', media('tone.flac')],
+      ...['-c:a', 'libopus', media('tone.opus')],
+      ...['-c:a', 'libvorbis', media('tone.ogg')],
+      // The mp4 muxer's default puts the index (moov) after the media data: the pipe trap.
+      ...['-c:a', 'aac', media('tone.m4a')],
+      ...['-c:a', 'aac', '-movflags', '+faststart', media('tone-faststart.m4a')],
+    ),
+    ffmpeg(
+      ...['-f', 'lavfi', '-i', TONE, '-f', 'lavfi', '-i', VIDEO],
+      ...av('aac', 'libx264', 'tone.mp4'),
+      ...av('aac', 'libx264', 'tone.mov'),
+      ...av('libopus', 'libvpx', 'tone.webm'),
+      ...av('flac', 'libx264', 'tone.mkv'),
+    ),
+    ffmpeg(
+      ...['-f', 'lavfi', '-i', VIDEO],
+      ...['-c:v', 'libx264', media('video-only.mp4')],
+      ...['-c:v', 'libx264', media('video-only.mkv')],
+    ),
+    ffmpeg(
+      ...sines.flatMap((sine) => ['-f', 'lavfi', '-i', sine]),
+      ...['-map', '0', '-c:a', 'flac', media('ten-seconds.flac')],
+      ...['-map', '1', '-c:a', 'pcm_s16le', media('two-minutes.wav')],
+      ...['-map', '2', '-t', '0', media('header-only.wav')],
+      ...['-map', '3', '-c:a', 'flac', media('one-second.flac')],
+    ),
+    // Long enough (about 300 kB; the trap shows from about 100 kB) that ffmpeg cannot keep the whole
+    // file in its read buffer and seek back in it. Small frames: the size is the audio's and the
+    // frames', not x264's work.
+    ffmpeg(
+      ...['-f', 'lavfi', '-i', 'sine=duration=30', '-f', 'lavfi', '-i', 'testsrc=duration=30:size=64x48:rate=10'],
+      ...av('aac', 'libx264', 'index-last.mp4'),
+    ),
   ]);
-  // Long enough that ffmpeg cannot keep the whole file in its read buffer and seek back in it.
-  await ffmpeg(
-    '-f',
-    'lavfi',
-    '-i',
-    'sine=duration=30',
-    '-f',
-    'lavfi',
-    '-i',
-    'testsrc=duration=30:size=320x240:rate=25',
-    '-shortest',
-    '-c:a',
-    'aac',
-    '-c:v',
-    'libx264',
-    media('index-last.mp4'),
-  );
   // Written to a pipe, the Matroska muxer cannot go back to fill in the duration: the header says N/A.
   await new Promise<void>((done, fail) => {
     execFile(
@@ -120,11 +125,9 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-/** A one-second FLAC whose STREAMINFO claims 2^36 - 1 samples (about 99 days at 8 kHz). */
+/** one-second.flac (8 kHz), its STREAMINFO made to claim 2^36 - 1 samples (about 99 days). */
 async function flacClaimingDays(): Promise<Buffer> {
-  const path = media('one-second.flac');
-  await ffmpeg('-f', 'lavfi', '-i', 'sine=duration=1:sample_rate=8000', '-c:a', 'flac', path);
-  const bytes = await readFile(path);
+  const bytes = await readFile(media('one-second.flac'));
   // 'fLaC', then the 4-byte metadata block header, then STREAMINFO; its bytes 13..17 end with the 36-bit
   // total-samples field.
   const info = bytes.indexOf('fLaC') + 8;

@@ -1,7 +1,8 @@
 /**
  * The pipeline over the real addon and the synthetic-micro model (random weights, tiny's layers at 96 wide: the
- * text is meaningless, the mechanics are real). A thin spy around the model records each call and
- * what it returned, so stitching can be checked against what whisper.cpp itself produced.
+ * text is meaningless, the mechanics are real), with flash attention, which makes its encoder pass a
+ * third as costly. A thin spy around the model records each call and what it returned, so stitching
+ * can be checked against what whisper.cpp itself produced.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveModel } from '../../models/index.ts';
@@ -54,7 +55,7 @@ async function* chunks(pcm: Float32Array, size = 16384): AsyncGenerator<Float32A
 }
 
 beforeAll(async () => {
-  model = await WhisperModel.load((await resolveModel('synthetic-micro')).path);
+  model = await WhisperModel.load((await resolveModel('synthetic-micro')).path, { useGpu: false, flashAttn: true });
   vad = await SileroVad.load();
   // JFK, 4 s of silence, Spanish speech, 4 s, JFK again: pauses longer than 2 s make three windows.
   const jfk = await readPcm(await jfkSample('wav'));

@@ -1,7 +1,7 @@
 /**
  * The crash test with real worker processes (`workers/worker-main.ts` over real Redis and the real
  * engine): each round SIGKILLs the worker running a job mid-transcription, and another worker must
- * complete it. engine-jobs.test.ts runs two rounds; engine-jobs.long.test.ts (`npm run test:long`) five.
+ * complete it. engine-jobs.test.ts runs one round; engine-jobs.long.test.ts (`npm run test:long`) five.
  */
 import { join, resolve } from 'node:path';
 import { expect } from 'vitest';
