@@ -118,7 +118,9 @@ describe('`next` cannot send a signed-in browser to another origin', () => {
       else
         await page.$eval(
           `input[name="${field}"]`,
-          (el, v) => void ((el as unknown as { value: string }).value = v),
+          (el, v) => {
+            (el as unknown as { value: string }).value = v;
+          },
           value,
         );
     }

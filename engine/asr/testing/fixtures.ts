@@ -18,15 +18,6 @@ export function fixture(name: keyof typeof ASR_FIXTURES): string {
   return sharedFixture(ASR_FIXTURES[name]);
 }
 
-/**
- * synthetic-micro: tiny's layers and heads at 96 wide (random weights), for checks of how windows are
- * scheduled rather than of real-shape numerics; with flash attention its window costs a third of
- * tiny's on the CPU. Generated into the cache on first use.
- */
-export async function syntheticMicro(): Promise<string> {
-  return (await resolveModel('synthetic-micro')).path;
-}
-
 /** The synthetic-tiny model (random weights, real tiny shape), generated into the cache on first use. */
 export async function syntheticTiny(): Promise<string> {
   return (await resolveModel('synthetic-tiny')).path;
