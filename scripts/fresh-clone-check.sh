@@ -75,7 +75,11 @@ if [ "$tests" = 1 ] && [ "$failed" = 0 ]; then
     echo "fresh-clone-check: command 2 exited $rc after $(($(date +%s) - start)) s"
     [ "$rc" = 0 ] || fail "command 2 exited $rc"
     if [ -f .test-output/vitest.json ]; then
-      node_modules/.bin/node scripts/test-durations.ts --top 10 .test-output/vitest.json || true
+      node_modules/.bin/node scripts/test-durations.ts --top 10 || true
+      # The whole report and CPU log, kept in the calling checkout (git-ignored) for a results table:
+      # npm run test:durations -- --markdown .test-output/fresh-clone/vitest.json .test-output/fresh-clone/cpu.jsonl
+      mkdir -p "$here/.test-output/fresh-clone"
+      cp .test-output/vitest.json .test-output/cpu.jsonl "$here/.test-output/fresh-clone/" 2>/dev/null || true
     fi
   fi
 fi

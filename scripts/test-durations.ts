@@ -8,7 +8,7 @@
  *   npm run test:durations -- [--top N] [--markdown] [REPORT.json [CPU.jsonl]]
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 
 interface JsonReport {
   startTime: number;
@@ -80,7 +80,8 @@ function main(argv: string[]): void {
     else paths.push(a);
   }
   const path = paths[0] ?? '.test-output/vitest.json';
-  const cpuPath = paths[1] ?? (paths[0] ? null : '.test-output/cpu.jsonl');
+  // The CPU log beside the report unless named: cpu.jsonl for vitest.json, cpu-long.jsonl for vitest-long.json.
+  const cpuPath = paths[1] ?? join(dirname(path), basename(path).replace(/^vitest(.*)\.json$/, 'cpu$1.jsonl'));
   const root = resolve(import.meta.dirname, '..');
   const report = JSON.parse(readFileSync(path, 'utf8')) as JsonReport;
   const cpu = cpuPath && existsSync(cpuPath) ? parseCpuLog(readFileSync(cpuPath, 'utf8')) : [];
