@@ -8,6 +8,7 @@
 
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import type { IncomingMessage } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -104,8 +105,16 @@ describe('/v1 bounds (stand-in transcriber)', () => {
 
   it('attack: slow uploads on every token leave signed-in transcription its slot', async () => {
     const [a, b] = TOKENS.split(',') as [string, string];
+    // The slow uploads must hold their places before this test's own requests ask for one: on a
+    // loaded machine a request of ours could otherwise be admitted first and the second slow upload of
+    // its token answered 429. A /v1 handler takes its place, then reads the body, so a request whose
+    // body has been read from has its place.
+    const arrived: IncomingMessage[] = [];
+    const onRequest = (req: IncomingMessage) => void (req.url?.startsWith('/v1/') && arrived.push(req));
+    t.app.server.on('request', onRequest);
     const slow = [a, a, b, b].map((token) => slowUpload(port, token));
     try {
+      await expect.poll(() => arrived.filter((r) => r.readableDidRead).length).toBe(4);
       // Each token's two places are held by its slow uploads: a third request of its own waits its turn (429).
       for (const token of [a, b]) {
         await expect
@@ -126,6 +135,7 @@ describe('/v1 bounds (stand-in transcriber)', () => {
       });
       expect(res.statusCode, res.body).toBe(200);
     } finally {
+      t.app.server.off('request', onRequest);
       for (const s of slow) s.socket.destroy();
     }
     // Once the slow clients are gone, their places are free again.
