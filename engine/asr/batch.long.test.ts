@@ -15,6 +15,7 @@ import {
   everyBatchSize,
   lockstep,
   SEEKING,
+  slottedModel,
   type Window,
 } from './testing/batch-windows.ts';
 import { syntheticTiny } from './testing/fixtures.ts';
@@ -86,16 +87,7 @@ describe('synthetic-tiny, flash attention: per-call and slotted batches, each wi
   }, 300_000);
 
   it('slotted, B = 4: the greedy windows slotted, the beam searches per call beside them', async () => {
-    const model = await WhisperModel.load(modelPath, {
-      useGpu: false,
-      dtw: false,
-      flashAttn: true,
-      batchSize: 4,
-      batchThreads: 1,
-      batchAttention: 'slotted',
-      encodeBatch: 4,
-      selfCheck: false,
-    });
+    const model = await slottedModel(modelPath, 4);
     try {
       const results = await Promise.all(windows.map((w) => model.transcribe(w.pcm, opts(w))));
       expect(results.map(ids)).toEqual(alone.map(ids));

@@ -32,6 +32,7 @@ import {
   everyBatchSize,
   lockstep as lockstepOn,
   SEEKING,
+  slottedModel,
   type Window,
 } from './testing/batch-windows.ts';
 import { syntheticMicro, syntheticTiny } from './testing/fixtures.ts';
@@ -146,16 +147,7 @@ describe('flash attention and slotted attention (the GPU path, run here on the C
 
   /** All at once on a slotted batch of `batchSize`; each window's tokens are its tokens alone. */
   async function slotted(windows: Window[], batchSize: number) {
-    const model = await WhisperModel.load(microPath, {
-      useGpu: false,
-      dtw: false,
-      flashAttn: true,
-      batchSize,
-      batchThreads: 1,
-      batchAttention: 'slotted',
-      encodeBatch: batchSize,
-      selfCheck: false,
-    });
+    const model = await slottedModel(microPath, batchSize);
     try {
       const results = await Promise.all(windows.map((w) => model.transcribe(w.pcm, faOpts(w))));
       const stats = model.batchStats()!;
@@ -226,16 +218,7 @@ describe('lockstep: windows in flight share every step', () => {
     // Six windows through four slots: three decode 200 tokens, three decode freely and end after a
     // few, and the next windows take their slots with prompt steps of their own. The padded
     // generation step is built apart from those (its own graph memory), so it keeps its graph.
-    const model = await WhisperModel.load(microPath, {
-      useGpu: false,
-      dtw: false,
-      flashAttn: true,
-      batchSize: 4,
-      batchThreads: 1,
-      batchAttention: 'slotted',
-      encodeBatch: 4,
-      selfCheck: false,
-    });
+    const model = await slottedModel(microPath, 4);
     try {
       const opts: TranscribeOptions = { ...COMMON, wordTimestamps: false, threads: 1 };
       const jobs = ['jfk', 'en-2', 'de'].flatMap((n) => {

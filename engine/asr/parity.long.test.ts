@@ -13,8 +13,7 @@ import { longSpeech } from '../../test-support/media.ts';
 import { median } from '../../test-support/stats.ts';
 import { WhisperModel } from './index.ts';
 import { syntheticTiny } from './testing/fixtures.ts';
-import { CliRuns, dtwDeltas, expectSameAsCli, PARITY_OPTIONS } from './testing/parity.ts';
-import { loadWithSeams } from './testing.ts';
+import { CliRuns, dtwDeltas, expectSameAsCli, PARITY_OPTIONS, plainAttentionModel } from './testing/parity.ts';
 
 let tmp: string;
 let model: WhisperModel;
@@ -44,20 +43,7 @@ describe('two minutes of speech against whisper-cli', () => {
   it("the DTW pass under flash attention, on whisper-cli's tokens: its DTW times within one frame", async () => {
     // As in parity.test.ts: the batcher's graphs attend without flash attention, the caches keep its
     // layout, and the DTW pass reads them.
-    const plain = await loadWithSeams(
-      cli.modelPath,
-      {
-        useGpu: false,
-        flashAttn: true,
-        dtw: 'tiny',
-        batchSize: 2,
-        encodeBatch: 2,
-        batchAttention: 'per-call',
-        selfCheck: false,
-      },
-      {},
-      { testFault: 'plain-attention' },
-    );
+    const plain = await plainAttentionModel(cli.modelPath);
     try {
       const theirs = cli.get(wav);
       const ours = await plain.transcribe(await readPcm(wav), OPTS);

@@ -19,9 +19,15 @@ import { readPcm } from '../../test-support/ffmpeg.ts';
 import { jfkSample, SENTENCES, speech } from '../../test-support/media.ts';
 import { WhisperModel } from './index.ts';
 import { syntheticTiny } from './testing/fixtures.ts';
-import { CliRuns, dtwDeltas, expectSameAsCli, isTextToken, PARITY_OPTIONS } from './testing/parity.ts';
+import {
+  CliRuns,
+  dtwDeltas,
+  expectSameAsCli,
+  isTextToken,
+  PARITY_OPTIONS,
+  plainAttentionModel,
+} from './testing/parity.ts';
 import { toWav16k } from './testing/whisper-cli.ts';
-import { loadWithSeams } from './testing.ts';
 
 let tmp: string;
 let model: WhisperModel;
@@ -94,20 +100,7 @@ describe('DTW with flash attention on, against whisper-cli without it', () => {
   const OPTS = { language: 'en', ...PARITY_OPTIONS, rawTokens: true };
 
   it("the DTW pass on whisper-cli's tokens: its DTW times, within one frame, on every token of the parity set", async () => {
-    const plain = await loadWithSeams(
-      cli.modelPath,
-      {
-        useGpu: false,
-        flashAttn: true,
-        dtw: 'tiny',
-        batchSize: 2,
-        encodeBatch: 2,
-        batchAttention: 'per-call',
-        selfCheck: false,
-      },
-      {},
-      { testFault: 'plain-attention' },
-    );
+    const plain = await plainAttentionModel(cli.modelPath);
     try {
       const set = [
         await jfkSample('wav'),

@@ -118,6 +118,23 @@ export function batchedModel(
   });
 }
 
+/**
+ * A slotted batch (the GPU path, here on the CPU backend) of `batchSize`, flash attention on (slotted
+ * needs it), one thread (batch.test.ts says why), no DTW, no self-check.
+ */
+export function slottedModel(path: string, batchSize: number): Promise<WhisperModel> {
+  return WhisperModel.load(path, {
+    useGpu: false,
+    dtw: false,
+    flashAttn: true,
+    batchSize,
+    batchThreads: 1,
+    batchAttention: 'slotted',
+    encodeBatch: batchSize,
+    selfCheck: false,
+  });
+}
+
 /** The first `count` windows at once on a model of batch size B; each equal to its reference. */
 export async function everyBatchSize(
   path: string,

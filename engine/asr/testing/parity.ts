@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { readPcm } from '../../../test-support/ffmpeg.ts';
 import { type RawToken, type WhisperModel, whisperCliPath } from '../index.ts';
+import { loadWithSeams } from '../testing.ts';
 import { parseCliJson } from './whisper-cli.ts';
 
 export interface CliToken {
@@ -172,3 +173,26 @@ export function dtwDeltas(cli: CliJson, tokens: RawToken[][]): { deltas: number[
 
 /** Whisper.cpp's special tokens print as [_NAME_]; every other token is text and gets a DTW time. */
 export const isTextToken = (t: RawToken) => !/^\[_[A-Z0-9_]+\]$/.test(t.text);
+
+/**
+ * A flash-attention model whose batched graphs attend without flash attention (testFault
+ * 'plain-attention': batched encoder and per-call steps), so it decodes whisper-cli's non-flash tokens
+ * while its caches keep flash attention's layout, which is what the DTW pass under flash attention
+ * (native/patches/0006) reads. DTW with the tiny alignment heads.
+ */
+export function plainAttentionModel(modelPath: string): Promise<WhisperModel> {
+  return loadWithSeams(
+    modelPath,
+    {
+      useGpu: false,
+      flashAttn: true,
+      dtw: 'tiny',
+      batchSize: 2,
+      encodeBatch: 2,
+      batchAttention: 'per-call',
+      selfCheck: false,
+    },
+    {},
+    { testFault: 'plain-attention' },
+  );
+}
