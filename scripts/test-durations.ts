@@ -55,7 +55,12 @@ export function fileDurations(report: JsonReport, root: string, cpu: CpuLine[] =
   for (const c of cpu) cpuByFile.set(c.file, (cpuByFile.get(c.file) ?? 0) + c.ownSeconds + c.childrenSeconds);
   return report.testResults
     .map((r) => {
-      const file = relative(root, r.name);
+      // A report from another checkout (a fresh clone since deleted) names files there: the CPU
+      // log's repository-relative names match the end of its paths.
+      const local = relative(root, r.name);
+      const file = local.startsWith('..')
+        ? ([...cpuByFile.keys()].find((f) => r.name.endsWith(`/${f}`)) ?? local)
+        : local;
       return {
         file,
         seconds: Math.max(0, r.endTime - r.startTime) / 1000,
