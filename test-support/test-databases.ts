@@ -65,19 +65,22 @@ function processAlive(pid: number): boolean {
   }
 }
 
-/** This host's test databases whose run is over: `keep` (this run) aside, those of runs whose process is gone. */
-async function leftovers(c: pg.Client, keep: string): Promise<string[]> {
+/** The server's databases whose names start with `prefix`. */
+async function databasesNamed(c: pg.Client, prefix: string): Promise<string[]> {
   const { rows } = await c.query<{ datname: string }>(
     'SELECT datname FROM pg_database WHERE starts_with(datname, $1)',
-    [`${PREFIX}${HOST}_`],
+    [prefix],
   );
-  return rows
-    .map((r) => r.datname)
-    .filter((name) => {
-      if (name.startsWith(keep)) return false;
-      const pid = Number(name.slice(PREFIX.length + HOST.length + 1).split('_')[0]);
-      return !Number.isInteger(pid) || !processAlive(pid);
-    });
+  return rows.map((r) => r.datname);
+}
+
+/** This host's test databases whose run is over: `keep` (this run) aside, those of runs whose process is gone. */
+async function leftovers(c: pg.Client, keep: string): Promise<string[]> {
+  return (await databasesNamed(c, `${PREFIX}${HOST}_`)).filter((name) => {
+    if (name.startsWith(keep)) return false;
+    const pid = Number(name.slice(PREFIX.length + HOST.length + 1).split('_')[0]);
+    return !Number.isInteger(pid) || !processAlive(pid);
+  });
 }
 
 /**
@@ -104,17 +107,7 @@ export async function prepareTemplate(
   await withAdmin(adminUrl, (c) => c.query(`ALTER DATABASE "${template}" ALLOW_CONNECTIONS false`));
   return {
     template,
-    dropAll: () =>
-      withAdmin(adminUrl, async (c) => {
-        const { rows } = await c.query<{ datname: string }>(
-          'SELECT datname FROM pg_database WHERE starts_with(datname, $1)',
-          [prefix],
-        );
-        await dropDatabases(
-          c,
-          rows.map((r) => r.datname),
-        );
-      }),
+    dropAll: () => withAdmin(adminUrl, async (c) => dropDatabases(c, await databasesNamed(c, prefix))),
   };
 }
 

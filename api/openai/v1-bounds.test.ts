@@ -85,9 +85,6 @@ describe('/v1 bounds (stand-in transcriber)', () => {
         MODEL: 'synthetic-micro',
         // One slot for signed-in and paid work: any slot /v1 took from it would be a 503 here.
         TRANSCRIBE_MAX_PENDING: '1',
-        // The slow uploads below hold their places until the test closes them; the 30 s request
-        // timeout (timeouts.test.ts' subject) would free them mid-test on a loaded machine.
-        REQUEST_TIMEOUT_SEC: '600',
         RATE_LIMIT_MAX: '10000',
         OPENAI_COMPAT_RATE_LIMIT_MAX: '10000',
       }),
