@@ -3,7 +3,8 @@
  * batcher carries a fault that only tests can set (test-support/asr-fault.ts, preloaded with --import).
  * Exit 3: the canary differed and the process fell back. Exit 1: the canary proved nothing.
  * (Exit 0, verified, is cli/transcribe.test.ts'.) On synthetic-micro: what is tested is the command's
- * exits; the check's own behaviour is engine/asr/self-check*.test.ts'.
+ * exits; the check's own behaviour is engine/asr/self-check*.test.ts'. With flash attention, whose
+ * micro windows cost a third of the plain path's.
  */
 import { execFile } from 'node:child_process';
 import { join, resolve } from 'node:path';
@@ -18,7 +19,7 @@ function selfCheck(fault: string): Promise<{ code: number; stdout: string; stder
   return new Promise((done) => {
     execFile(
       process.execPath,
-      ['--import', PRELOAD, BIN, '--self-check', '--model', 'synthetic-micro', '--batch-size', '2'],
+      ['--import', PRELOAD, BIN, '--self-check', '--model', 'synthetic-micro', '--batch-size', '2', '--flash-attn'],
       { cwd: ROOT, timeout: 115_000, env: { ...process.env, ASR_TEST_FAULT: fault } },
       (err, stdout, stderr) => done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
@@ -31,7 +32,9 @@ beforeAll(async () => {
 
 it('a batcher that corrupts a window: FELL BACK with the differences, exit 3', async () => {
   const r = await selfCheck('perturb-slot');
-  expect(r.stdout).toMatch(/^batching FELL BACK to unbatched decoding \(cpu, per-call attention, encoder batch 2/);
+  expect(r.stdout).toMatch(
+    /^batching FELL BACK to unbatched decoding \(cpu, per-call attention, flash attention on, encoder batch 2/,
+  );
   expect(r.stdout).toMatch(/^ {2}canary \d+ s segment \d+/m);
   expect(r.code).toBe(3);
 }, 120_000);

@@ -34,10 +34,12 @@ afterAll(async () => {
 });
 
 describe('transcribe CLI', () => {
-  it('--self-check --model synthetic-micro: batching verified, exit 0', async () => {
-    const r = await transcribe(['--self-check', '--model', 'synthetic-micro']);
+  it('--self-check --model synthetic-micro --flash-attn: batching verified, exit 0', async () => {
+    const r = await transcribe(['--self-check', '--model', 'synthetic-micro', '--flash-attn']);
     expect(r.stderr).toBe('');
-    expect(r.stdout).toMatch(/^batching verified \(cpu, per-call attention, encoder batch 4, model synthetic-micro\)/);
+    expect(r.stdout).toMatch(
+      /^batching verified \(cpu, per-call attention, flash attention on, encoder batch 4, model synthetic-micro\)/,
+    );
     expect(r.code).toBe(0);
   }, 300_000);
 
@@ -53,8 +55,9 @@ describe('transcribe CLI', () => {
   });
 
   it('--batch-size 8 gives the same JSON as --batch-size 1 on windows cut by VAD', async () => {
-    // 45 s: two windows or more (cli/transcribe.long.test.ts runs two minutes).
-    const { batched, alone } = await batchedAndAlone(await longSpeech(45));
+    // 45 s: two windows or more, with flash attention (cli/transcribe.long.test.ts runs two minutes
+    // on the CPU's default path, without).
+    const { batched, alone } = await batchedAndAlone(await longSpeech(45), { flashAttn: true });
     expect(batched.code, batched.stderr).toBe(0);
     expect(alone.code, alone.stderr).toBe(0);
     const json = JSON.parse(batched.stdout) as { duration: number; segments: unknown[] };
@@ -64,7 +67,7 @@ describe('transcribe CLI', () => {
   }, 300_000);
 
   it('prints a WebVTT document a real parser accepts', async () => {
-    const r = await transcribe([JFK.mp3, '--model', 'synthetic-micro', '--format', 'vtt']);
+    const r = await transcribe([JFK.mp3, '--model', 'synthetic-micro', '--format', 'vtt', '--flash-attn']);
     expect(r.stderr).toBe(''); // no progress bar on a pipe
     expect(r.code).toBe(0);
     const parsed = new WebVTTParser().parse(r.stdout, 'metadata');
@@ -77,7 +80,7 @@ describe('transcribe CLI', () => {
   });
 
   it('--format json gives segments with words, within the audio', async () => {
-    const r = await transcribe([JFK.wav, '--model', 'synthetic-micro', '--format', 'json']);
+    const r = await transcribe([JFK.wav, '--model', 'synthetic-micro', '--format', 'json', '--flash-attn']);
     expect(r.code).toBe(0);
     const t = JSON.parse(r.stdout);
     expect(t.duration).toBeCloseTo(11, 0);
@@ -172,13 +175,16 @@ describe('transcribe CLI', () => {
       );
     });
 
-    it('--self-check with a <file-or-url> or a batch of 1 → usage error, exit 2', async () => {
+    it('--self-check with a <file-or-url> or a batch of 1, both flash-attention flags → usage error, exit 2', async () => {
       const withFile = await transcribe(['--self-check', JFK.wav]);
       expect(withFile.code).toBe(2);
       expect(withFile.stderr).toMatch(/^error: USAGE --self-check takes no <file-or-url>/m);
       const one = await transcribe(['--self-check', '--batch-size', '1']);
       expect(one.code).toBe(2);
       expect(one.stderr).toMatch(/^error: USAGE --self-check needs a --batch-size of at least 2/m);
+      const both = await transcribe([JFK.wav, '--flash-attn', '--no-flash-attn']);
+      expect(both.code).toBe(2);
+      expect(both.stderr).toMatch(/^error: USAGE --flash-attn and --no-flash-attn exclude each other/m);
     });
 
     it('a real model that is not on disk, offline → MODEL_NOT_AVAILABLE naming what and where', async () => {

@@ -23,19 +23,22 @@ const SELF_CHECK_BATCH = 4;
 const EXIT_FELL_BACK = 3;
 
 const USAGE = `usage: transcribe <file-or-url> [options]
-       transcribe --self-check [--model NAME|PATH] [--batch-size N] [--threads N]
+       transcribe --self-check [--model NAME|PATH] [--batch-size N] [--threads N] [--[no-]flash-attn]
 
   --model NAME|PATH       model name from the manifest, a synthetic-* model, or a ggml file (default ${DEFAULT_MODEL})
   --language xx           ISO-639-1 hint (default: detect)
   --format json|vtt|srt|txt   output format (default json)
   --out FILE              write to FILE instead of stdout
   --no-word-timestamps    segment times only
-  --threads N             CPU threads per decoding job
+  --threads N             CPU threads per decoding job and per batched step
   --concurrency N         windows decoded at once (default: auto)
   --batch-size N|auto     windows whose decoder steps share one graph (default auto; 1 = unbatched)
   --translate             translate to English
   --prompt TEXT           condition the decoder on TEXT (names, spelling, style); whisper's 224-token window
   --no-vad                decode every 30 s of audio, silence included (no speech detection)
+  --flash-attn, --no-flash-attn
+                          attend with ggml's flash-attention kernels, or without (default: with on a GPU,
+                          without on the CPU, where the parity tests hold it to whisper-cli's -nfa path)
   --vad-model FILE        Silero VAD in ggml form: run VAD inside whisper.cpp (default: ONNX via onnxruntime)
   --max-duration SEC      refuse media longer than this (default 14400)
   --models-dir DIR        model cache directory
@@ -70,11 +73,18 @@ export function main(argv: string[]): Promise<number> {
         onProgress: ({ received, total }) =>
           bar.update('model', total ? received / total : undefined, `${(received / 1e6).toFixed(0)} MB`),
       });
+      // --threads also sizes the batched steps: on the CPU, ggml's flash attention splits a short row's
+      // work by thread, so a window decodes the same batched and alone only on the same thread count.
+      const load = {
+        ...(values.threads === undefined ? {} : { batchThreads: values.threads }),
+        ...(values.flashAttn === undefined ? {} : { flashAttn: values.flashAttn }),
+      };
       const engine = await createEngine({
         modelPath: model.path,
         threads: values.threads ?? Math.min(4, availableParallelism()),
         concurrency: values.concurrency ?? 'auto',
         batchSize: values['batch-size'] ?? 'auto',
+        load,
         vad: values['no-vad'] ? false : {},
         vadModelPath: values['vad-model'],
         maxDurationSec: values['max-duration'] ?? 4 * 3600,
@@ -127,13 +137,20 @@ async function selfCheck(values: Exclude<ReturnType<typeof parse>, 'help'>['valu
     resolved.path,
     // A long encoder gather puts the canary windows in one encoder graph, hence in lockstep, even on
     // a busy machine; the check is about equality, so the wait costs nothing that matters.
-    { batchSize, encodeBatch: batchSize, batchThreads: values.threads, encodeGatherMs: 2000 },
+    {
+      batchSize,
+      encodeBatch: batchSize,
+      batchThreads: values.threads,
+      encodeGatherMs: 2000,
+      ...(values.flashAttn === undefined ? {} : { flashAttn: values.flashAttn }),
+    },
     { signal },
   );
   try {
     const v = model.selfCheck;
     if (v === undefined) throw new Error('the model loaded unbatched; nothing to check');
-    const where = `${v.backend}, ${v.batchAttention} attention, encoder batch ${v.encodeBatch}, model ${values.model ?? DEFAULT_MODEL}`;
+    const flash = model.info.flashAttn ? 'flash attention on' : 'flash attention off';
+    const where = `${v.backend}, ${v.batchAttention} attention, ${flash}, encoder batch ${v.encodeBatch}, model ${values.model ?? DEFAULT_MODEL}`;
     if (v.status === 'verified') {
       process.stdout.write(
         `batching verified (${where}): the canary decodes the same alone and batched (${v.ms} ms)\n`,
@@ -170,6 +187,8 @@ const OPTIONS = {
   translate: { type: 'boolean' },
   prompt: { type: 'string' },
   'no-vad': { type: 'boolean' },
+  'flash-attn': { type: 'boolean' },
+  'no-flash-attn': { type: 'boolean' },
   'vad-model': { type: 'string' },
   'max-duration': { type: 'string' },
   'models-dir': { type: 'string' },
@@ -205,6 +224,9 @@ function parse(argv: string[]) {
   }
   const maxDuration = values['max-duration'] === undefined ? undefined : Number(values['max-duration']);
   if (maxDuration !== undefined && !(maxDuration > 0)) throw new UsageError('--max-duration must be > 0 seconds');
+  if (values['flash-attn'] && values['no-flash-attn']) {
+    throw new UsageError('--flash-attn and --no-flash-attn exclude each other');
+  }
   if (selfCheck && values['batch-size'] !== undefined && !(Number(values['batch-size']) >= 2)) {
     throw new UsageError('--self-check needs a --batch-size of at least 2');
   }
@@ -219,6 +241,7 @@ function parse(argv: string[]) {
       'batch-size':
         values['batch-size'] === 'auto' ? ('auto' as const) : positiveInt('batch-size', values['batch-size']),
       'max-duration': maxDuration,
+      flashAttn: values['flash-attn'] ? true : values['no-flash-attn'] ? false : undefined,
     },
   };
 }
