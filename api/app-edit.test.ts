@@ -100,7 +100,7 @@ describe('edit mode on the watch page', () => {
     ]);
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    transcriber = await createServiceTranscriber({ model: 'synthetic-tiny', maxDurationSec: 600 });
+    transcriber = await createServiceTranscriber({ model: 'synthetic-tiny', flashAttn: true, maxDurationSec: 600 });
     storage = await testStorage();
     t = await startTestApp(testConfig({ DATA_DIR: join(dir, 'data'), PUBLIC_URL: base, DISK_FLOOR_BYTES: '0' }), {
       storage,

@@ -72,7 +72,12 @@ describe('the /app page in headless Chromium', () => {
     recordingPath = await makeRecording(dir, await jfkSample('wav'));
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    transcriber = await createServiceTranscriber({ model: 'synthetic-micro', maxDurationSec: 600, threads: 2 });
+    transcriber = await createServiceTranscriber({
+      model: 'synthetic-micro',
+      flashAttn: true,
+      maxDurationSec: 600,
+      threads: 2,
+    });
     storage = await testStorage();
     t = await startTestApp(testConfig({ DATA_DIR: join(dir, 'data'), PUBLIC_URL: base }), { storage, transcriber });
     await t.app.listen({ port, host: '127.0.0.1' });

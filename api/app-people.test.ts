@@ -94,6 +94,7 @@ describe('record, watch and read along in Chromium', () => {
     server = await startServerProcess({
       PORT: String(await freePort()),
       MODEL: 'synthetic-micro',
+      FLASH_ATTN: 'on', // a third of the plain path's CPU on this model; the page is the subject
       DATA_DIR: join(dir, 'data'),
       DATABASE_URL: db.url,
       // Every page here is one client address to the service, whose page files, media ranges and polls

@@ -23,6 +23,14 @@ describe('loadConfig', () => {
     expect(c.media.dir).toBe(`${c.dataDir}/media`);
   });
 
+  it('leaves flash attention to the engine unless FLASH_ATTN says on or off', () => {
+    expect(loadConfig({}).flashAttn).toBeUndefined();
+    expect(loadConfig({ FLASH_ATTN: 'auto' }).flashAttn).toBeUndefined();
+    expect(loadConfig({ FLASH_ATTN: 'on' }).flashAttn).toBe(true);
+    expect(loadConfig({ FLASH_ATTN: 'off' }).flashAttn).toBe(false);
+    expect(() => loadConfig({ FLASH_ATTN: 'yes' })).toThrow(/FLASH_ATTN must be on, off or auto/);
+  });
+
   it('keeps /v1 and /metrics off by default; reads tokens from a list or a file, never quoting one in an error', () => {
     const d = loadConfig({});
     expect(d.openaiCompat).toBeUndefined();

@@ -41,6 +41,8 @@ export interface Config {
   mediaHosts: readonly string[];
   /** Model name or path handed to the engine (resolved lazily on the first transcription). */
   model: string;
+  /** ggml's flash-attention kernels on or off; absent: the engine's default (on a GPU, off on the CPU). */
+  flashAttn?: boolean;
   authSecret: string;
   sessionTtlSec: number;
   google?: { clientId: string; clientSecret: string; issuer: string };
@@ -203,6 +205,9 @@ export function loadConfig(env: Env, defaults: { repoRoot?: string } = {}): Read
   const redisUrl = r.url('REDIS_URL', ['redis:', 'rediss:']);
   if (databaseUrl !== undefined) config.databaseUrl = databaseUrl;
   if (redisUrl !== undefined) config.redisUrl = redisUrl;
+  const flashAttn = r.str('FLASH_ATTN') ?? 'auto';
+  if (flashAttn === 'on' || flashAttn === 'off') config.flashAttn = flashAttn === 'on';
+  else if (flashAttn !== 'auto') r.problems.push('FLASH_ATTN must be on, off or auto');
   const openaiCompat = readOpenAICompat(r, maxDurationSec);
   if (openaiCompat !== undefined) config.openaiCompat = openaiCompat;
   if (r.problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${r.problems.join('\n  ')}`);

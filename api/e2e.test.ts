@@ -71,6 +71,7 @@ describe('end to end with the real engine', () => {
     // The service's own transcriber: the in-process job queue and its worker, the real engine.
     transcriber = await createServiceTranscriber({
       model: 'synthetic-micro',
+      flashAttn: true,
       maxDurationSec: 600,
       fetcher,
       threads: 2,

@@ -37,6 +37,7 @@ async function main(): Promise<void> {
   redis?.on('error', () => {});
   const transcriber = await createServiceTranscriber({
     model: config.model,
+    ...(config.flashAttn === undefined ? {} : { flashAttn: config.flashAttn }),
     maxDurationSec: config.maxDurationSec,
     allowedPorts: config.sourcePorts,
     // Reserved capacity: one job more than guests may hold (api/work-lanes.ts), so paid and

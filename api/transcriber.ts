@@ -39,6 +39,8 @@ export interface ServiceTranscriberOptions {
   /** Ports a media URL may name, for the default fetcher (config.sourcePorts). */
   allowedPorts?: readonly number[];
   threads?: number;
+  /** ggml's flash-attention kernels (default: the engine's, on a GPU and off on the CPU). */
+  flashAttn?: boolean;
   /** Jobs worked at once by the in-process worker (default 1: one model, the machine's cores). */
   concurrency?: number;
   /** Attempts per in-process job (default 1: a waiting client retries on its own). */
@@ -66,6 +68,7 @@ export async function createServiceTranscriber(opts: ServiceTranscriberOptions):
     const { path } = await resolveModel(model, { signal });
     const o: EngineOptions = { modelPath: path, maxDurationSec: opts.maxDurationSec };
     if (opts.threads !== undefined) o.threads = opts.threads;
+    if (opts.flashAttn !== undefined) o.load = { flashAttn: opts.flashAttn };
     const started = performance.now();
     const engine = await createEngine(o, { signal });
     modelLoadSec = (performance.now() - started) / 1000;

@@ -40,7 +40,12 @@ describe('uploads, media and generated captions with the real engine', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'uploads-e2e-'));
     recording = await readFile(await makeRecording(dir, await jfkSample('wav')));
-    transcriber = await createServiceTranscriber({ model: 'synthetic-micro', maxDurationSec: 600, threads: 2 });
+    transcriber = await createServiceTranscriber({
+      model: 'synthetic-micro',
+      flashAttn: true,
+      maxDurationSec: 600,
+      threads: 2,
+    });
     storage = await testStorage();
     t = await startTestApp(
       testConfig({ DATA_DIR: join(dir, 'data'), MAX_UPLOAD_BYTES: String(4 * 1024 * 1024), UPLOAD_TTL_SEC: '3600' }),

@@ -41,7 +41,10 @@ beforeAll(async () => {
   jfk = await jfkSample('wav');
   scratch = await mkdtemp(join(tmpdir(), 'engine-jobs-'));
   await resolveModel(MODEL); // generated into the cache once, before any worker races to make it
-  runtime = await createEngineRuntime({ model: MODEL, useGpu: false, threads: 2 }, { createEngine, resolveModel });
+  runtime = await createEngineRuntime(
+    { model: MODEL, useGpu: false, flashAttn: true, threads: 2 },
+    { createEngine, resolveModel },
+  );
 }, 300_000);
 
 afterAll(async () => {
@@ -133,6 +136,7 @@ describe('transcribe-batch with the real engine', () => {
     await copyFile(jfk, join(media, 'more', 'three.wav'));
     await writeFile(join(media, 'broken.mp3'), 'not audio');
     const args = [media, '--out', out, '--model', MODEL, '--formats', 'vtt,srt,json,txt', '--language', 'en'];
+    args.push('--flash-attn'); // the command is the subject, not the CPU's default attention
 
     // First run: interrupted (SIGINT, as ^C) once the first item is written.
     let interrupted = false;

@@ -15,7 +15,7 @@ import type { WorkerRuntime } from './worker.ts';
 /** The subset of engine/index.ts's `EngineOptions` the workers set. */
 export interface EngineCreateOptions {
   modelPath: string;
-  load?: { useGpu?: boolean; gpuDevice?: number };
+  load?: { useGpu?: boolean; gpuDevice?: number; flashAttn?: boolean };
   threads?: number;
   /** Windows whose decoder steps share one graph, across every job on the engine (engine default: auto). */
   batchSize?: number | 'auto';
@@ -48,6 +48,8 @@ export interface RuntimeConfig {
   batchSize?: number | 'auto';
   useGpu?: boolean;
   gpuDevice?: number;
+  /** ggml's flash-attention kernels (default: the engine's, on a GPU and off on the CPU). */
+  flashAttn?: boolean;
   ffmpegPath?: string;
   maxDurationSec?: number;
   /** Limits URL sources to these host suffixes; unset allows any public https host. */
@@ -66,6 +68,7 @@ export async function createEngineRuntime(config: RuntimeConfig, factories: Engi
     const loadOptions: NonNullable<EngineCreateOptions['load']> = {};
     if (config.useGpu !== undefined) loadOptions.useGpu = config.useGpu;
     if (config.gpuDevice !== undefined) loadOptions.gpuDevice = config.gpuDevice;
+    if (config.flashAttn !== undefined) loadOptions.flashAttn = config.flashAttn;
     if (Object.keys(loadOptions).length > 0) options.load = loadOptions;
     if (config.threads !== undefined) options.threads = config.threads;
     if (config.batchSize !== undefined) options.batchSize = config.batchSize;

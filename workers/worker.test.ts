@@ -20,6 +20,7 @@ describe('worker configuration from the environment', () => {
       stalledIntervalMs: 15_000,
       maxStalledCount: 3,
     });
+    expect(config.flashAttn).toBeUndefined(); // the engine's default: on a GPU, off on the CPU
     expect(Object.isFrozen(config)).toBe(true);
   });
 
@@ -35,6 +36,7 @@ describe('worker configuration from the environment', () => {
         WHISPER_THREADS: '8',
         WHISPER_GPU: 'false',
         WHISPER_GPU_DEVICE: '1',
+        WHISPER_FLASH_ATTN: 'on',
         WORKER_SHUTDOWN_GRACE_MS: '5000',
         QUEUE_ATTEMPTS: '2',
         QUEUE_LOCK_MS: '10000',
@@ -57,6 +59,7 @@ describe('worker configuration from the environment', () => {
       threads: 8,
       useGpu: false,
       gpuDevice: 1,
+      flashAttn: true,
       shutdownGraceMs: 5000,
       attempts: 2,
       maxStalledCount: 1,
@@ -84,6 +87,7 @@ describe('worker configuration from the environment', () => {
     expect(bad({ WORKER_CONCURRENCY: '0' }).message).toMatch(/^WORKER_CONCURRENCY/);
     expect(bad({ WORKER_CONCURRENCY: 'two' }).message).toMatch(/^WORKER_CONCURRENCY/);
     expect(bad({ WHISPER_GPU: 'maybe' }).message).toMatch(/^WHISPER_GPU/);
+    expect(bad({ WHISPER_FLASH_ATTN: 'yes' }).message).toMatch(/^WHISPER_FLASH_ATTN: on, off or auto/);
     expect(bad({ QUEUE_NAME: 'a:b' }).message).toMatch(/^QUEUE_NAME/);
     expect(bad({ SOURCE_ALLOWED_PORTS: '0' }).message).toMatch(/^SOURCE_ALLOWED_PORTS/);
   });

@@ -27,6 +27,8 @@ export interface WorkerConfig {
   batchSize?: number;
   useGpu: boolean;
   gpuDevice?: number;
+  /** ggml's flash-attention kernels (unset: the engine's default, on a GPU and off on the CPU). */
+  flashAttn?: boolean;
   shutdownGraceMs: number;
   attempts: number;
   lockDurationMs: number;
@@ -108,6 +110,12 @@ export function parseWorkerEnv(env: Env, defaults: { model: string }): Readonly<
   }
   const gpuDevice = optionalInt(env, 'WHISPER_GPU_DEVICE', 0, 64);
   if (gpuDevice !== undefined) config.gpuDevice = gpuDevice;
+  const flashAttn = env.WHISPER_FLASH_ATTN?.toLowerCase() || 'auto';
+  if (flashAttn !== 'auto') {
+    if (flashAttn !== 'on' && flashAttn !== 'off')
+      throw bad('WHISPER_FLASH_ATTN', `on, off or auto (got ${flashAttn})`);
+    config.flashAttn = flashAttn === 'on';
+  }
   const maxDurationSec = optionalInt(env, 'MAX_DURATION_SEC', 1);
   if (maxDurationSec !== undefined) config.maxDurationSec = maxDurationSec;
   if (env.MODEL_CACHE_DIR) config.modelCacheDir = env.MODEL_CACHE_DIR;

@@ -76,6 +76,8 @@ describe('/v1 with OPENAI_COMPAT_TOKENS set (npm start, real engine)', () => {
       DATA_DIR: dataDir,
       DATABASE_URL: db.url,
       MODEL,
+      // A third of the plain path's CPU on this model; /v1, not the CPU's default path, is the subject.
+      FLASH_ATTN: 'on',
       OPENAI_COMPAT_TOKENS: 't1,second-token',
       OPENAI_COMPAT_RATE_LIMIT_MAX: '200',
       MAX_SOURCE_BYTES: String(1024 * 1024),

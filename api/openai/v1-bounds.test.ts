@@ -237,7 +237,12 @@ describe('/v1 duration bound (real engine, synthetic-micro)', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'v1-bounds-'));
-    engine = await createServiceTranscriber({ model: 'synthetic-micro', maxDurationSec: 4 * 3600, threads: 1 });
+    engine = await createServiceTranscriber({
+      model: 'synthetic-micro',
+      flashAttn: true,
+      maxDurationSec: 4 * 3600,
+      threads: 1,
+    });
     t = await startTestApp(
       testConfig({ OPENAI_COMPAT_TOKENS: TOKENS, OPENAI_COMPAT_MAX_DURATION_SEC: '60', DATA_DIR: dir }),
       { storage, transcriber: engine },

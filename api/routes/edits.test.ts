@@ -62,7 +62,12 @@ beforeAll(async () => {
   config = testConfig({ DATA_DIR: dir, DISK_FLOOR_BYTES: '0' });
   storage = await testStorage();
   // Renders need ffmpeg, not a model: the synthetic one is never loaded here.
-  transcriber = await createServiceTranscriber({ model: 'synthetic-tiny', maxDurationSec: 600, concurrency: 2 });
+  transcriber = await createServiceTranscriber({
+    model: 'synthetic-tiny',
+    flashAttn: true,
+    maxDurationSec: 600,
+    concurrency: 2,
+  });
   t = await startTestApp(config, { storage, transcriber });
   owner = new Client(t.app);
   ownerWs = (await owner.signUp(`edit-owner-${Date.now()}@example.com`)).activeWorkspaceId;

@@ -57,6 +57,7 @@ describe('transcribe_video over MCP with the real engine', () => {
     fetcher = loopbackMediaFetcher(pki.ca, MEDIA_HOST);
     transcriber = await createServiceTranscriber({
       model: 'synthetic-micro',
+      flashAttn: true,
       maxDurationSec: 600,
       fetcher,
       threads: 2,

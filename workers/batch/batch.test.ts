@@ -146,6 +146,10 @@ describe('transcribe-batch over a directory', () => {
     expect(parseCliArgs([media, '--out', 'x'])).not.toHaveProperty('batchSize');
     expect(parseCliArgs([media, '--out', 'x', '--batch-size', '16'])).toMatchObject({ batchSize: 16 });
     expect(parseCliArgs([media, '--out', 'x', '--batch-size', 'auto'])).toMatchObject({ batchSize: 'auto' });
+    expect(parseCliArgs([media, '--out', 'x'])).not.toHaveProperty('flashAttn');
+    expect(parseCliArgs([media, '--out', 'x', '--flash-attn'])).toMatchObject({ flashAttn: true });
+    expect(parseCliArgs([media, '--out', 'x', '--no-flash-attn'])).toMatchObject({ flashAttn: false });
+    expect(await runCli([media, '--out', 'x', '--flash-attn', '--no-flash-attn'], deps({}).deps)).toBe(2);
     expect(await runCli([join(root, 'missing-dir'), '--out', join(root, 'o')], deps({}).deps)).toBe(1);
     expect(parseCliArgs(['--help'])).toBe('help');
   });

@@ -34,6 +34,8 @@ export const USAGE = `Usage: transcribe-batch <list-file|directory> --out DIR [o
   --concurrency N      items in flight at once (default 1)
   --batch-size N|auto  windows (of every item in flight) whose decoder steps share one graph
                        (default auto: sized from free VRAM on CUDA; unbatched on the CPU, as measured)
+  --flash-attn, --no-flash-attn
+                       ggml's flash-attention kernels on or off (default: on a GPU, off on the CPU)
   --model NAME         model name or path (default: the workers' default)
   --language XX        language hint for every item (default: detect)
   --redis URL          use the BullMQ queue on this Redis instead of the in-process one
@@ -50,6 +52,7 @@ export interface RuntimeRequest {
   model: string | undefined;
   threads?: number;
   batchSize?: number | 'auto';
+  flashAttn?: boolean;
 }
 
 export interface CliDeps {
@@ -68,6 +71,7 @@ export interface CliArgs {
   formats: CaptionFormat[];
   concurrency: number;
   batchSize?: number | 'auto';
+  flashAttn?: boolean;
   model?: string;
   language?: string;
   redis?: string;
@@ -86,6 +90,8 @@ export function parseCliArgs(argv: string[]): CliArgs | 'help' {
       formats: { type: 'string', default: 'vtt,srt,json' },
       concurrency: { type: 'string', default: '1' },
       'batch-size': { type: 'string' },
+      'flash-attn': { type: 'boolean', default: false },
+      'no-flash-attn': { type: 'boolean', default: false },
       model: { type: 'string' },
       language: { type: 'string' },
       redis: { type: 'string' },
@@ -115,6 +121,8 @@ export function parseCliArgs(argv: string[]): CliArgs | 'help' {
     throw usage('--batch-size is an integer from 1 to 256, or auto.');
   }
   if (values['no-local-worker'] && !values.redis) throw usage('--no-local-worker needs --redis.');
+  if (values['flash-attn'] && values['no-flash-attn'])
+    throw usage('--flash-attn and --no-flash-attn exclude each other.');
   const edit = parseEdit(values['shorten-pauses'], values['pause-to']);
   const args: CliArgs = {
     input: positionals[0]!,
@@ -126,6 +134,7 @@ export function parseCliArgs(argv: string[]): CliArgs | 'help' {
     localWorker: !values['no-local-worker'],
   };
   if (edit) args.edit = edit;
+  if (values['flash-attn'] || values['no-flash-attn']) args.flashAttn = values['flash-attn'];
   if (values.model) args.model = values.model;
   if (values.language) args.language = values.language;
   if (values.redis) args.redis = values.redis;
@@ -176,6 +185,7 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
       runtime = await deps.makeRuntime({
         model: args.model,
         ...(args.batchSize === undefined ? {} : { batchSize: args.batchSize }),
+        ...(args.flashAttn === undefined ? {} : { flashAttn: args.flashAttn }),
       });
       worker = await queue.work(runtime.processor, { concurrency: args.concurrency });
     }

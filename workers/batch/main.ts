@@ -19,9 +19,13 @@ process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
 
 process.exitCode = await runCli(process.argv.slice(2), {
-  makeRuntime: ({ model, batchSize }) =>
+  makeRuntime: ({ model, batchSize, flashAttn }) =>
     createEngineRuntime(
-      { model: model ?? DEFAULT_MODEL, ...(batchSize === undefined ? {} : { batchSize }) },
+      {
+        model: model ?? DEFAULT_MODEL,
+        ...(batchSize === undefined ? {} : { batchSize }),
+        ...(flashAttn === undefined ? {} : { flashAttn }),
+      },
       { createEngine: createEngineWithBuiltAddon('transcribe-batch'), resolveModel },
     ),
   render: (format, transcript) => render(format, transcript),
