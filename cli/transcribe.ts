@@ -73,18 +73,12 @@ export function main(argv: string[]): Promise<number> {
         onProgress: ({ received, total }) =>
           bar.update('model', total ? received / total : undefined, `${(received / 1e6).toFixed(0)} MB`),
       });
-      // --threads also sizes the batched steps: on the CPU, ggml's flash attention splits a short row's
-      // work by thread, so a window decodes the same batched and alone only on the same thread count.
-      const load = {
-        ...(values.threads === undefined ? {} : { batchThreads: values.threads }),
-        ...(values.flashAttn === undefined ? {} : { flashAttn: values.flashAttn }),
-      };
       const engine = await createEngine({
         modelPath: model.path,
         threads: values.threads ?? Math.min(4, availableParallelism()),
         concurrency: values.concurrency ?? 'auto',
         batchSize: values['batch-size'] ?? 'auto',
-        load,
+        ...(values.flashAttn === undefined ? {} : { load: { flashAttn: values.flashAttn } }),
         vad: values['no-vad'] ? false : {},
         vadModelPath: values['vad-model'],
         maxDurationSec: values['max-duration'] ?? 4 * 3600,

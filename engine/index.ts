@@ -58,7 +58,11 @@ export interface EngineOptions {
   /** A ggml model file (resolve names with `resolveModel` from models/). */
   modelPath: string;
   load?: LoadOptions;
-  /** CPU threads per whisper job. */
+  /**
+   * CPU threads per whisper job, and per batched step unless `load.batchThreads` says otherwise: on
+   * the CPU, ggml's flash attention splits a short row's work by thread, so a window decodes the
+   * same tokens batched and alone only on the same thread count.
+   */
   threads?: number;
   /** Windows decoded at once; 'auto' picks from the cores (CPU), a few states (GPU) or the batch size. */
   concurrency?: number | 'auto';
@@ -106,6 +110,7 @@ export async function createEngine(options: EngineOptions, run: Pick<RunOptions,
     {
       ...options.load,
       batchSize: options.batchSize ?? options.load?.batchSize ?? 'auto',
+      batchThreads: options.load?.batchThreads ?? options.threads,
       // With a batch, its windows' encoder passes share graphs too where that pays (a GPU).
       encodeBatch: options.load?.encodeBatch ?? 'auto',
     },
