@@ -5,11 +5,14 @@
  * under `batching`. The metrics route itself (METRICS=on) is covered by api/openai/openai.test.ts;
  * `npm start` there decodes unbatched on the CPU, so no verdict exists in that process, and its health
  * body is the bare one (request-logger.test.ts and the OpenAPI walk read it).
+ * The verdict lives as long as its process, so this file runs in a process of its own (the `engine`
+ * project in vitest.config.ts): the api project's shared processes would carry it into other files'
+ * health bodies.
  */
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WhisperModel } from '../engine/asr/index.ts';
-import { syntheticTiny } from '../engine/asr/testing/fixtures.ts';
+import { syntheticMicro } from '../engine/asr/testing/fixtures.ts';
 import { Metrics } from './metrics.ts';
 import { startTestApp, testConfig } from './testing/harness.ts';
 import type { Transcriber } from './transcriber.ts';
@@ -23,8 +26,11 @@ const idle: Transcriber = {
 let model: WhisperModel;
 
 beforeAll(async () => {
-  model = await WhisperModel.load(await syntheticTiny(), {
+  // synthetic-micro with flash attention: the report is the subject, not the verdict (a third of the
+  // plain path's CPU).
+  model = await WhisperModel.load(await syntheticMicro(), {
     useGpu: false,
+    flashAttn: true,
     dtw: false,
     batchSize: 2,
     batchThreads: 1,
