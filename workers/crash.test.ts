@@ -74,8 +74,12 @@ describe('worker processes', () => {
       const progressed = progressOf(queue, id);
       await queue.enqueue({ id, source: 'standin:ok?ms=2500&steps=25' });
       await progressed;
+      // The progress event comes through Redis, the worker's "job-started" line through its stdout
+      // pipe: either may arrive first.
+      await expect
+        .poll(() => workers.some((w) => w.has('job-started', id)), `round ${round}: a worker reported starting ${id}`)
+        .toBe(true);
       const victim = workers.find((w) => w.has('job-started', id));
-      expect(victim, `round ${round}: a worker reported starting ${id}`).toBeDefined();
       victim!.child.kill('SIGKILL');
       expect((await victim!.exited).signal).toBe('SIGKILL');
       workers = [...workers.filter((w) => w !== victim), await spawnWorker(name)];
