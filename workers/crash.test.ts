@@ -89,8 +89,14 @@ describe('worker processes', () => {
         lost += 1;
         continue;
       }
+      // Completion reaches us through Redis, the worker's line through its stdout pipe.
+      await expect
+        .poll(
+          () => workers.some((w) => w.has('job-completed', id)),
+          `round ${round}: a surviving worker completed ${id}`,
+        )
+        .toBe(true);
       const completer = workers.find((w) => w.has('job-completed', id));
-      expect(completer, `round ${round}: a surviving worker completed ${id}`).toBeDefined();
       expect(completer!.pid).not.toBe(victim!.pid);
       const status = await queue.status(id);
       expect(status?.state).toBe('completed');
@@ -134,7 +140,7 @@ describe('worker processes', () => {
     expect((await queue.status('hand-back'))?.state).toBe('queued');
     const second = await spawnWorker(name);
     await queue.wait('hand-back', { signal: AbortSignal.timeout(30_000) });
-    expect(second.has('job-completed', 'hand-back')).toBe(true);
+    await expect.poll(() => second.has('job-completed', 'hand-back')).toBe(true);
   }, 120_000);
 
   it('refuses to start without REDIS_URL, with a clear log line and exit code 1', async () => {

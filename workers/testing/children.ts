@@ -42,8 +42,10 @@ export class WorkerChild {
     this.child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
       this.#stderr = (this.#stderr + chunk).slice(-4000);
     });
+    // 'close', not 'exit': by then the child's stdout has been read to its end, so every line it
+    // printed is in `lines`.
     this.exited = new Promise((resolve) => {
-      this.child.once('exit', (code, signal) => {
+      this.child.once('close', (code, signal) => {
         for (const wake of this.#waiters) wake();
         resolve({ code, signal });
       });
