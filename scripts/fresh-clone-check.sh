@@ -68,8 +68,14 @@ if [ "$tests" = 1 ] && [ "$failed" = 0 ]; then
     echo "fresh-clone-check: command 2 in an empty network namespace: $cmd2"
     start=$(date +%s)
     set +e
-    # bash's `time` reports the CPU time of everything command 2 ran (the suite's budget is CPU time).
-    unshare --net bash -c 'ip link set lo up && TIMEFORMAT="fresh-clone-check: command 2 used %U s user + %S s system CPU, %R s wall" && time bash -c "$1"' _ "$cmd2" </dev/null 2>&1 | tee "$work/out2"
+    # The CPU of command 2 and every process it waited for (issue #31's budget): /usr/bin/time where
+    # Debian's `time` package is installed, else bash's own `time`, which counts the same.
+    unshare --net bash -c '
+      ip link set lo up
+      line="fresh-clone-check: command 2 used %U s user + %S s system CPU"
+      if [ -x /usr/bin/time ]; then exec /usr/bin/time -f "$line, %e s wall (/usr/bin/time)" bash -c "$1"; fi
+      TIMEFORMAT="$line, %R s wall (bash time)"
+      time bash -c "$1"' _ "$cmd2" </dev/null 2>&1 | tee "$work/out2"
     rc=${PIPESTATUS[0]}
     set -e
     echo "fresh-clone-check: command 2 exited $rc after $(($(date +%s) - start)) s"

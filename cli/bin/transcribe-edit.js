@@ -1,5 +1,8 @@
 #!/usr/bin/env node
 // Thin launcher: the edit command is TypeScript, run by Node ≥ 22.18's built-in type stripping.
-import { main } from '../edit.ts';
+// With Node's module compile cache on, as cli/bin/transcribe.js says why.
+import { enableCompileCache } from 'node:module';
 
+enableCompileCache();
+const { main } = await import('../edit.ts');
 process.exitCode = await main(process.argv.slice(2));
