@@ -77,7 +77,9 @@ describe('worker processes', () => {
       // The progress event comes through Redis, the worker's "job-started" line through its stdout
       // pipe: either may arrive first.
       await expect
-        .poll(() => workers.some((w) => w.has('job-started', id)), `round ${round}: a worker reported starting ${id}`)
+        .poll(() => workers.some((w) => w.has('job-started', id)), {
+          message: `round ${round}: a worker reported starting ${id}`,
+        })
         .toBe(true);
       const victim = workers.find((w) => w.has('job-started', id));
       victim!.child.kill('SIGKILL');
@@ -91,10 +93,9 @@ describe('worker processes', () => {
       }
       // Completion reaches us through Redis, the worker's line through its stdout pipe.
       await expect
-        .poll(
-          () => workers.some((w) => w.has('job-completed', id)),
-          `round ${round}: a surviving worker completed ${id}`,
-        )
+        .poll(() => workers.some((w) => w.has('job-completed', id)), {
+          message: `round ${round}: a surviving worker completed ${id}`,
+        })
         .toBe(true);
       const completer = workers.find((w) => w.has('job-completed', id));
       expect(completer!.pid).not.toBe(victim!.pid);
