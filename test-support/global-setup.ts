@@ -6,7 +6,8 @@
  * which every test storage copies (TEST_DATABASE_TEMPLATE, test-support/test-databases.ts), and the
  * teardown drops every database the run made.
  */
-import { rmSync } from 'node:fs';
+import { readdirSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { ensureAddon } from '../engine/asr/native/ensure.ts';
 import { publishTestServices, TEST_DATABASE_URL, TEST_REDIS_URL } from './services.ts';
@@ -31,6 +32,7 @@ async function setupOnce(project: TestProject): Promise<void> {
   // This run's per-file CPU lines (test-support/cpu-accounting.ts) start from an empty log.
   const cpuLog = project.config.env.TEST_CPU_LOG;
   if (typeof cpuLog === 'string') rmSync(cpuLog, { force: true });
+  capCompileCache(process.env.NODE_COMPILE_CACHE);
   try {
     await ensureAddon({ log, withCli: true }); // whisper-cli: the parity tests' reference
     const postgres = await usePostgres(TEST_DATABASE_URL);
@@ -52,6 +54,23 @@ async function setupOnce(project: TestProject): Promise<void> {
     if (err instanceof TestServiceError) throw new Error(err.message);
     throw err;
   }
+}
+
+/**
+ * Node's module compile cache (vitest.config.ts) keeps an entry for every version of every module it
+ * compiled and never drops one; past this size the run starts it afresh (it refills within the run).
+ */
+const COMPILE_CACHE_MAX_BYTES = 256 * 1024 * 1024;
+
+function capCompileCache(dir: string | undefined): void {
+  if (dir === undefined) return;
+  const sizeOf = (path: string): number => {
+    const st = statSync(path, { throwIfNoEntry: false });
+    if (!st) return 0;
+    if (!st.isDirectory()) return st.size;
+    return readdirSync(path).reduce((sum, name) => sum + sizeOf(join(path, name)), 0);
+  };
+  if (sizeOf(dir) > COMPILE_CACHE_MAX_BYTES) rmSync(dir, { recursive: true, force: true });
 }
 
 export async function teardown(): Promise<void> {
