@@ -17,9 +17,10 @@ import { WebVTTParser } from 'webvtt-parser';
 import { REPO_ROOT } from '../test-support/fixtures.ts';
 import { jfkSample } from '../test-support/media.ts';
 import type { SqlStorage } from './storage/sql.ts';
+import { microTranscriber } from './testing/engine.ts';
 import { Client, startTestApp, type TestApp, testConfig, testStorage } from './testing/harness.ts';
 import { makeRecording } from './testing/uploads.ts';
-import { createServiceTranscriber, type Transcriber } from './transcriber.ts';
+import type { Transcriber } from './transcriber.ts';
 
 const OUTPUT = join(REPO_ROOT, '.test-output', 'app-page');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -72,12 +73,7 @@ describe('the /app page in headless Chromium', () => {
     recordingPath = await makeRecording(dir, await jfkSample('wav'));
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    transcriber = await createServiceTranscriber({
-      model: 'synthetic-micro',
-      flashAttn: true,
-      maxDurationSec: 600,
-      threads: 2,
-    });
+    transcriber = await microTranscriber();
     storage = await testStorage();
     t = await startTestApp(testConfig({ DATA_DIR: join(dir, 'data'), PUBLIC_URL: base }), { storage, transcriber });
     await t.app.listen({ port, host: '127.0.0.1' });

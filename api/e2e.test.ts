@@ -21,10 +21,11 @@ import { makeTestPki, type TestPki } from '../engine/source/testing/tls.ts';
 import { jfkSample } from '../test-support/media.ts';
 import { closeServer } from '../test-support/servers.ts';
 import type { SqlStorage } from './storage/sql.ts';
+import { microTranscriber } from './testing/engine.ts';
 import { LocalFacilitator } from './testing/facilitator.ts';
 import { Client, PAY_TO, startTestApp, type TestApp, testConfig, testStorage } from './testing/harness.ts';
 import { loopbackMediaFetcher } from './testing/media.ts';
-import { createServiceTranscriber, type Transcriber } from './transcriber.ts';
+import type { Transcriber } from './transcriber.ts';
 
 const MEDIA_HOST = 'media.example.test';
 const PASSWORD = 'gravel piano hinge marmalade';
@@ -69,13 +70,7 @@ describe('end to end with the real engine', () => {
     // TEST-ONLY fetcher: trusts the test CA, resolves the media host to loopback.
     fetcher = loopbackMediaFetcher(pki.ca, MEDIA_HOST);
     // The service's own transcriber: the in-process job queue and its worker, the real engine.
-    transcriber = await createServiceTranscriber({
-      model: 'synthetic-micro',
-      flashAttn: true,
-      maxDurationSec: 600,
-      fetcher,
-      threads: 2,
-    });
+    transcriber = await microTranscriber({ fetcher });
     storage = await testStorage();
     facilitator = await new LocalFacilitator().start();
     t = await startTestApp(

@@ -19,6 +19,7 @@ import { WebVTTParser } from 'webvtt-parser';
 import { jfkSample } from '../test-support/media.ts';
 import { TUS_PATH } from './routes/uploads.ts';
 import type { SqlStorage } from './storage/sql.ts';
+import { microTranscriber } from './testing/engine.ts';
 import { Client, startTestApp, type TestApp, testConfig, testStorage } from './testing/harness.ts';
 import { CuttingProxy, makeRecording, tusUpload } from './testing/uploads.ts';
 import { createServiceTranscriber, type Transcriber } from './transcriber.ts';
@@ -40,12 +41,7 @@ describe('uploads, media and generated captions with the real engine', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'uploads-e2e-'));
     recording = await readFile(await makeRecording(dir, await jfkSample('wav')));
-    transcriber = await createServiceTranscriber({
-      model: 'synthetic-micro',
-      flashAttn: true,
-      maxDurationSec: 600,
-      threads: 2,
-    });
+    transcriber = await microTranscriber();
     storage = await testStorage();
     t = await startTestApp(
       testConfig({ DATA_DIR: join(dir, 'data'), MAX_UPLOAD_BYTES: String(4 * 1024 * 1024), UPLOAD_TTL_SEC: '3600' }),

@@ -3,9 +3,10 @@
  * `npm test` within 10 CPU-minutes), and vitest reports only wall time, which on 2 cores with two
  * files at a time says little about what a file costs. After each file this appends one JSON line
  * to the file TEST_CPU_LOG names (each vitest config sets it; the global setup empties it): the
- * worker process's own CPU (every thread, the addon's included) and that of the children it waited for (ffmpeg, the CLI, Chromium, whisper-cli), since the process
- * started or, where files share a process (the api project runs unisolated), since the previous file
- * in it ended: a file's line includes its imports.
+ * worker process's own CPU (every thread, the addon's included) and that of the children it waited
+ * for (ffmpeg, the CLI, Chromium, whisper-cli), since the process started or, where files share a
+ * process (the api project runs unisolated), since the previous file in it ended: a file's line
+ * includes its imports.
  * `npm run test:durations` joins these lines to vitest's JSON report.
  */
 import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';

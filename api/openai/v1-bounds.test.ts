@@ -14,8 +14,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { microTranscriber } from '../testing/engine.ts';
 import { Client, StandInTranscriber, startTestApp, type TestApp, testConfig, testStorage } from '../testing/harness.ts';
-import { createServiceTranscriber, type Transcriber } from '../transcriber.ts';
+import type { Transcriber } from '../transcriber.ts';
 import { WorkLanes } from '../work-lanes.ts';
 
 const BOUNDARY = 'v1boundsboundary';
@@ -237,12 +238,7 @@ describe('/v1 duration bound (real engine, synthetic-micro)', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'v1-bounds-'));
-    engine = await createServiceTranscriber({
-      model: 'synthetic-micro',
-      flashAttn: true,
-      maxDurationSec: 4 * 3600,
-      threads: 1,
-    });
+    engine = await microTranscriber({ maxDurationSec: 4 * 3600, threads: 1 });
     t = await startTestApp(
       testConfig({ OPENAI_COMPAT_TOKENS: TOKENS, OPENAI_COMPAT_MAX_DURATION_SEC: '60', DATA_DIR: dir }),
       { storage, transcriber: engine },

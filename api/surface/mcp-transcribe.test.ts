@@ -15,9 +15,10 @@ import { startOrigin, type TestOrigin } from '../../engine/source/testing/origin
 import { makeTestPki, type TestPki } from '../../engine/source/testing/tls.ts';
 import { jfkSample } from '../../test-support/media.ts';
 import type { SqlStorage } from '../storage/sql.ts';
+import { microTranscriber } from '../testing/engine.ts';
 import { Client as CookieClient, startTestApp, type TestApp, testConfig, testStorage } from '../testing/harness.ts';
 import { loopbackMediaFetcher } from '../testing/media.ts';
-import { createServiceTranscriber, type Transcriber } from '../transcriber.ts';
+import type { Transcriber } from '../transcriber.ts';
 
 const MEDIA_HOST = 'media.example.test';
 
@@ -55,13 +56,7 @@ describe('transcribe_video over MCP with the real engine', () => {
     originUrl = `https://${MEDIA_HOST}:${origin.port}`;
     // TEST-ONLY fetcher: trusts the test CA and resolves the media host to loopback.
     fetcher = loopbackMediaFetcher(pki.ca, MEDIA_HOST);
-    transcriber = await createServiceTranscriber({
-      model: 'synthetic-micro',
-      flashAttn: true,
-      maxDurationSec: 600,
-      fetcher,
-      threads: 2,
-    });
+    transcriber = await microTranscriber({ fetcher });
     storage = await testStorage();
     t = await startTestApp(testConfig({ MEDIA_HOSTS: MEDIA_HOST, SOURCE_ALLOWED_PORTS: String(origin.port) }), {
       storage,
