@@ -57,6 +57,8 @@ interface El {
 }
 interface Player {
   currentTime: number;
+  loop: boolean;
+  addEventListener(type: string, listener: () => void): void;
   paused: boolean;
   muted: boolean;
   duration: number;
@@ -317,11 +319,24 @@ describe('record, watch and read along in Chromium', () => {
       expect(now).toBeCloseTo(expectedHits[0]!.start, 2);
       await shoot(page, 'watch-search');
 
-      // Space plays and pauses; the arrows seek (outside the search box).
+      // Space plays and pauses; the arrows seek (outside the search box). The checks wait for the
+      // player's own play and pause events, recorded in the page as they fire: a poll of `paused`
+      // can miss a playback that starts and ends between two polls on a busy machine (ArrowRight
+      // leaves the 5 s recording at its end). `loop` keeps it playing until the second Space.
       await page.evaluate(() => {
-        const p = (globalThis as unknown as G).document.getElementById('player')!;
+        const g = globalThis as unknown as G & { playerEvents: string[] };
+        const p = g.document.getElementById('player')!;
         p.muted = true;
+        p.loop = true;
+        g.playerEvents = [];
+        for (const type of ['play', 'pause']) p.addEventListener(type, () => g.playerEvents.push(type));
       });
+      const eventsAre = (want: string) =>
+        page.waitForFunction(
+          (w) => (globalThis as unknown as { playerEvents: string[] }).playerEvents.join() === w,
+          {},
+          want,
+        );
       await page.click('h1');
       const before = await page.evaluate(
         () => (globalThis as unknown as G).document.getElementById('player')!.currentTime,
@@ -334,9 +349,12 @@ describe('record, watch and read along in Chromium', () => {
         before,
       );
       await page.keyboard.press('Space');
-      await page.waitForFunction(() => !(globalThis as unknown as G).document.getElementById('player')!.paused);
+      await eventsAre('play');
       await page.keyboard.press('Space');
-      await page.waitForFunction(() => (globalThis as unknown as G).document.getElementById('player')!.paused);
+      await eventsAre('play,pause');
+      expect(await page.evaluate(() => (globalThis as unknown as G).document.getElementById('player')!.paused)).toBe(
+        true,
+      );
 
       // Coming back, the browser revalidates the track with its ETag and the service answers 304.
       const trackAnswers: number[] = [];
