@@ -1,6 +1,6 @@
 /**
- * Edit by transcript over HTTP: trim a video into a new one, follow its render, add clips to a
- * project and export it. Thin over EditRenders (media/edits.ts), which knows no Fastify.
+ * Edit by transcript over HTTP: trim a video into a new one, follow its render, keep its edit
+ * draft (edit-drafts.ts), add, reorder and remove a project's clips and export it. Thin over EditRenders (media/edits.ts), which knows no Fastify.
  */
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -14,6 +14,7 @@ import { checkClipSource, projectJson, projectSchema } from '../media/project-js
 import { videoJson, videoRef } from '../media/video-json.ts';
 import { csrfHeader, errorResponses } from '../schemas.ts';
 import type { Project, ProjectClip, Storage } from '../storage/types.ts';
+import { editDraftRoutes } from './edit-drafts.ts';
 
 export interface EditRouteOptions extends DataPlaneOptions {
   edits: EditRenders;
@@ -61,6 +62,7 @@ const projectWithExportSchema = {
 
 export async function editRoutes(app: FastifyInstance, o: EditRouteOptions): Promise<void> {
   await videoEditRoutes(app, o);
+  await editDraftRoutes(app, o);
   await projectClipRoutes(app, o);
   await projectExportRoute(app, o);
 }
@@ -178,42 +180,89 @@ async function projectClipRoutes(app: FastifyInstance, o: EditRouteOptions): Pro
         security: sessionSecurity,
         headers: csrfHeader,
         params: projectIdParams,
-        body: {
-          type: 'object',
-          required: ['sourceUrl'],
-          additionalProperties: false,
-          properties: {
-            sourceUrl: { type: 'string', minLength: 1, maxLength: 4096 },
-            start: SECONDS,
-            end: SECONDS,
-            title: { type: 'string', minLength: 1, maxLength: 300 },
-          },
-        },
+        body: clipInputSchema,
         response: { 200: projectSchema, ...errorResponses(400, 401, 403, 404, 409, 410) },
       },
     },
     async (request) => {
       const project = await loadProject(storage, request);
       const body = request.body as { sourceUrl: string; start?: number; end?: number; title?: string };
-      const own = await checkClipSource(o, request, body.sourceUrl);
-      const start = body.start ?? 0;
-      const full = own?.video.durationSec ?? null;
-      const end = body.end ?? full;
-      if ((end !== null && end <= start) || (full !== null && end !== null && end > full + 1e-6)) {
-        throw new ApiError(400, 'VALIDATION_FAILED', 'start and end must lie inside the media, start before end.');
-      }
-      const clip: ProjectClip = {
-        sourceUrl: body.sourceUrl,
-        durationSec: end === null ? 0 : end - start,
-        title: body.title ?? own?.video.title ?? 'Clip',
-        ...(body.start !== undefined ? { start: body.start } : {}),
-        ...(body.end !== undefined ? { end: body.end } : {}),
-      };
+      const clip = await checkedClip(o, request, request.body as ClipInput);
       const updated = await storage.addProjectClip(project.id, clip, maxClips);
       if (!updated) throw new ApiError(409, 'PROJECT_FULL', `A project holds at most ${maxClips} clips.`);
       return projectJson(updated);
     },
   );
+
+  app.put(
+    '/api/projects/:id/clips',
+    {
+      onRequest: requireSession,
+      preHandler: app.csrfProtection,
+      schema: {
+        operationId: 'setProjectClips',
+        tags: ['projects'],
+        summary:
+          "Replace the project's clips, in their new order: how the page reorders and removes clips. Each clip " +
+          'follows the rules of adding one.',
+        security: sessionSecurity,
+        headers: csrfHeader,
+        params: projectIdParams,
+        body: {
+          type: 'object',
+          required: ['clips'],
+          additionalProperties: false,
+          properties: { clips: { type: 'array', maxItems: maxClips, items: clipInputSchema } },
+        },
+        response: { 200: projectSchema, ...errorResponses(400, 401, 403, 404, 410) },
+      },
+    },
+    async (request) => {
+      const project = await loadProject(storage, request);
+      const clips: ProjectClip[] = [];
+      for (const c of (request.body as { clips: ClipInput[] }).clips) clips.push(await checkedClip(o, request, c));
+      const updated = await storage.setProjectClips(project.id, clips);
+      if (!updated) throw new ApiError(404, 'PROJECT_NOT_FOUND', 'No project with this id.');
+      return projectJson(updated);
+    },
+  );
+}
+
+interface ClipInput {
+  sourceUrl: string;
+  start?: number;
+  end?: number;
+  title?: string;
+}
+
+const clipInputSchema = {
+  type: 'object',
+  required: ['sourceUrl'],
+  additionalProperties: false,
+  properties: {
+    sourceUrl: { type: 'string', minLength: 1, maxLength: 4096 },
+    start: SECONDS,
+    end: SECONDS,
+    title: { type: 'string', minLength: 1, maxLength: 300 },
+  },
+} as const;
+
+/** A clip as stored, its source past the URL rules and the viewing gates, its range inside the media. */
+async function checkedClip(o: EditRouteOptions, request: FastifyRequest, body: ClipInput): Promise<ProjectClip> {
+  const own = await checkClipSource(o, request, body.sourceUrl);
+  const start = body.start ?? 0;
+  const full = own?.video.durationSec ?? null;
+  const end = body.end ?? full;
+  if ((end !== null && end <= start) || (full !== null && end !== null && end > full + 1e-6)) {
+    throw new ApiError(400, 'VALIDATION_FAILED', 'start and end must lie inside the media, start before end.');
+  }
+  return {
+    sourceUrl: body.sourceUrl,
+    durationSec: end === null ? 0 : end - start,
+    title: body.title ?? own?.video.title ?? 'Clip',
+    ...(body.start !== undefined ? { start: body.start } : {}),
+    ...(body.end !== undefined ? { end: body.end } : {}),
+  };
 }
 
 /** Render a project's clips into a new video. */

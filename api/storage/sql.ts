@@ -3,11 +3,12 @@
  * tiny driver interface (`SqlClient`, sql/client.ts) that PGlite and node-postgres both satisfy.
  * This is its front door: `open` applies the migrations (sql/migrations.ts), and each method hands
  * its call to the file of its resource under sql/ (users, workspaces, sessions, payments, folders,
- * videos, captions, projects, uploads), where the queries live.
+ * videos, captions, projects, edit drafts, uploads), where the queries live.
  */
 
 import * as captions from './sql/captions.ts';
 import type { SqlClient } from './sql/client.ts';
+import * as drafts from './sql/edit-drafts.ts';
 import * as folders from './sql/folders.ts';
 import { migrate } from './sql/migrations.ts';
 import * as payments from './sql/payments.ts';
@@ -20,6 +21,7 @@ import * as workspaces from './sql/workspaces.ts';
 import type {
   CaptionStatus,
   Captions,
+  EditDraftRecord,
   Folder,
   NewCaptions,
   NewVideo,
@@ -179,8 +181,24 @@ export class SqlStorage implements Storage {
     return projects.addProjectClip(this.#db, id, clip, maxClips);
   }
 
+  setProjectClips(id: string, clips: ProjectClip[]): Promise<Project | null> {
+    return projects.setProjectClips(this.#db, id, clips);
+  }
+
   latestProjectExport(projectId: string): Promise<Video | null> {
     return videos.latestProjectExport(this.#db, projectId);
+  }
+
+  getEditDraft(videoId: string): Promise<EditDraftRecord | null> {
+    return drafts.getEditDraft(this.#db, videoId);
+  }
+
+  putEditDraft(input: Omit<EditDraftRecord, 'updatedAt'>): Promise<EditDraftRecord | null> {
+    return drafts.putEditDraft(this.#db, input);
+  }
+
+  deleteEditDraft(videoId: string): Promise<boolean> {
+    return drafts.deleteEditDraft(this.#db, videoId);
   }
 
   createUpload(input: Omit<UploadRecord, 'completedAt'>): Promise<UploadRecord> {

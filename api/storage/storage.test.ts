@@ -420,6 +420,39 @@ describe.each(backends)('storage on $name', (backend) => {
       });
       expect((await storage.latestProjectExport(p.id))?.id).toBe(e2.id);
       expect(e1.projectId).toBe(p.id);
+      const reordered = await storage.setProjectClips(p.id, [{ ...clip, title: 'b' }, clip]);
+      expect(reordered?.clips.map((c) => c.title)).toEqual(['b', 'a']);
+      expect((await storage.getProject(p.id))?.clips.map((c) => c.title)).toEqual(['b', 'a']);
+      expect(await storage.setProjectClips(uuidv7(), [])).toBeNull();
+    });
+
+    it('keeps one edit draft per video, replaced whole, gone with the video or its render', async () => {
+      const v = await storage.createVideo({ title: 'D', origin: 'upload', hostedVideoId: hosted(), workspaceId: ws });
+      expect(await storage.getEditDraft(v.id)).toBeNull();
+      const draft = { words: [{ segment: 0, word: 2 }], pauses: [{ start: 1.25, end: 3.75, from: 3.2, to: 0.7 }] };
+      const first = await storage.putEditDraft({ videoId: v.id, draft, renderedVideoId: null, updatedBy: owner.id });
+      expect(first).toMatchObject({ videoId: v.id, draft, renderedVideoId: null, updatedBy: owner.id });
+      const made = await storage.createVideo({ title: 'R', origin: 'trim', hostedVideoId: hosted(), workspaceId: ws });
+      const second = await storage.putEditDraft({
+        videoId: v.id,
+        draft: { words: [], pauses: [] },
+        renderedVideoId: made.id,
+        updatedBy: owner.id,
+      });
+      expect(second?.draft).toEqual({ words: [], pauses: [] });
+      expect(second!.updatedAt.getTime()).toBeGreaterThanOrEqual(first!.updatedAt.getTime());
+      expect(await storage.getEditDraft(v.id)).toEqual(second);
+      // The rendered video deleted: the draft stays, no longer rendered.
+      await storage.deleteVideo(made.id);
+      expect((await storage.getEditDraft(v.id))?.renderedVideoId).toBeNull();
+      expect(
+        await storage.putEditDraft({ videoId: uuidv7(), draft, renderedVideoId: null, updatedBy: null }),
+      ).toBeNull();
+      expect(await storage.deleteEditDraft(v.id)).toBe(true);
+      expect(await storage.deleteEditDraft(v.id)).toBe(false);
+      await storage.putEditDraft({ videoId: v.id, draft, renderedVideoId: null, updatedBy: owner.id });
+      await storage.deleteVideo(v.id);
+      expect(await storage.getEditDraft(v.id)).toBeNull();
     });
 
     it('finds expired, incomplete uploads', async () => {

@@ -213,6 +213,28 @@ export interface Project {
   createdAt: Date;
 }
 
+/** A word of a transcript: `segments[segment].words[word]` of GET /api/videos/{id}/transcript. */
+export interface WordRef {
+  segment: number;
+  word: number;
+}
+
+/** The watch page's unsaved edit of a video: what it strikes, by word, and the pause cuts it keeps. */
+export interface EditDraft {
+  words: WordRef[];
+  /** Seconds of the source to cut inside pauses; `from`/`to` are the pause's length before and after. */
+  pauses: Array<{ start: number; end: number; from?: number; to?: number }>;
+}
+
+export interface EditDraftRecord {
+  videoId: string;
+  draft: EditDraft;
+  /** The video rendered from exactly this draft; null when it never was. */
+  renderedVideoId: string | null;
+  updatedBy: string | null;
+  updatedAt: Date;
+}
+
 export interface UploadRecord {
   /** The TUS upload id (= the video's hostedVideoId). */
   id: string;
@@ -293,8 +315,16 @@ export interface Storage {
   getProject(id: string): Promise<Project | null>;
   /** Appends a clip while the project has fewer than `maxClips`; the updated project, or null (absent or full). */
   addProjectClip(id: string, clip: ProjectClip, maxClips: number): Promise<Project | null>;
+  /** Replaces the project's clips (reordered, removed); the updated project, or null when it is gone. */
+  setProjectClips(id: string, clips: ProjectClip[]): Promise<Project | null>;
   /** The project's newest export (a video of origin project), or null. */
   latestProjectExport(projectId: string): Promise<Video | null>;
+
+  getEditDraft(videoId: string): Promise<EditDraftRecord | null>;
+  /** Stores (replaces) a video's draft; null when the video is gone. */
+  putEditDraft(input: Omit<EditDraftRecord, 'updatedAt'>): Promise<EditDraftRecord | null>;
+  /** False when there was none. */
+  deleteEditDraft(videoId: string): Promise<boolean>;
 
   createUpload(input: Omit<UploadRecord, 'completedAt'>): Promise<UploadRecord>;
   getUpload(id: string): Promise<UploadRecord | null>;

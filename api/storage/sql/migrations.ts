@@ -132,6 +132,16 @@ export const MIGRATIONS: readonly string[] = [
      ADD COLUMN source_video_id text, ADD COLUMN project_id text REFERENCES projects(id) ON DELETE SET NULL;
    CREATE INDEX videos_rendering_idx ON videos (created_at) WHERE state = 'rendering';
    CREATE INDEX videos_project_idx ON videos (project_id, created_at DESC) WHERE project_id IS NOT NULL;`,
+  // The watch page's edit draft: a video's struck words and kept pause cuts, one per video, saved as
+  // they change so that a reload or another device finds them; `rendered_video_id` names the video
+  // rendered from exactly this draft (null: never rendered).
+  `CREATE TABLE edit_drafts (
+     video_id text PRIMARY KEY REFERENCES videos(id) ON DELETE CASCADE,
+     draft jsonb NOT NULL,
+     rendered_video_id text REFERENCES videos(id) ON DELETE SET NULL,
+     updated_by text REFERENCES users(id) ON DELETE SET NULL,
+     updated_at timestamptz NOT NULL DEFAULT date_trunc('milliseconds', clock_timestamp())
+   );`,
 ];
 
 /** Arbitrary constant: serialises concurrent migrators on one database. */

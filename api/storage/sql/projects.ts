@@ -66,3 +66,11 @@ export async function addProjectClip(
   );
   return rows[0] ? toProject(rows[0]) : null;
 }
+
+export async function setProjectClips(db: Queryable, id: string, clips: ProjectClip[]): Promise<Project | null> {
+  const rows = await db.query<ProjectRow>('UPDATE projects SET clips = $2::jsonb WHERE id = $1 RETURNING *', [
+    id,
+    JSON.stringify(clips),
+  ]);
+  return rows[0] ? toProject(rows[0]) : null;
+}
