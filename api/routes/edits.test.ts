@@ -227,6 +227,7 @@ describe('POST /api/videos/{id}/trim', () => {
     for (const p of [
       '/api/videos/{id}/trim',
       '/api/videos/{id}/render',
+      '/api/videos/{id}/edit-draft',
       '/api/projects/{id}',
       '/api/projects/{id}/clips',
       '/api/projects/{id}/export',
@@ -274,7 +275,113 @@ describe('renders cut off by a restart', () => {
   }, 90_000);
 });
 
+describe('edit drafts', () => {
+  const draftUrl = (id: string) => `/api/videos/${id}/edit-draft`;
+  const put = (client: Client, id: string, body: unknown, csrf = true) =>
+    client.request({ method: 'PUT', url: draftUrl(id), payload: body as object, csrf });
+
+  it('stores a draft per video for members, replaced whole, discarded on DELETE', async () => {
+    const v = await readyVideo();
+    expect((await owner.request({ url: draftUrl(v.id) })).json()).toEqual({
+      videoId: v.id,
+      draft: null,
+      renderedVideoId: null,
+      updatedAt: null,
+    });
+    // Words in reading order without repeats; pauses in time order.
+    const saved = await put(owner, v.id, {
+      words: [
+        { segment: 0, word: 2 },
+        { segment: 0, word: 1 },
+        { segment: 0, word: 2 },
+      ],
+      pauses: [
+        { start: 2.6, end: 2.8 },
+        { start: 0.75, end: 1.05, from: 0.6, to: 0.3 },
+      ],
+    });
+    expect(saved.statusCode).toBe(200);
+    const draft = {
+      words: [
+        { segment: 0, word: 1 },
+        { segment: 0, word: 2 },
+      ],
+      pauses: [
+        { start: 0.75, end: 1.05, from: 0.6, to: 0.3 },
+        { start: 2.6, end: 2.8 },
+      ],
+    };
+    expect(saved.json()).toMatchObject({ videoId: v.id, draft, renderedVideoId: null });
+    expect((await owner.request({ url: draftUrl(v.id) })).json()).toEqual(saved.json());
+
+    // Named as rendered: only a video trimmed from this one.
+    const other = await readyVideo();
+    const wrong = await put(owner, v.id, { ...draft, renderedVideoId: other.id });
+    expect(wrong.json()).toMatchObject({ statusCode: 400, code: 'VALIDATION_FAILED' });
+    const made = (await trim(owner, v.id, { remove: [{ start: 1.2, end: 2.4 }] })).json<{ id: string }>();
+    await settledVideo(made.id);
+    const rendered = await put(owner, v.id, { ...draft, renderedVideoId: made.id });
+    expect(rendered.json()).toMatchObject({ renderedVideoId: made.id });
+
+    expect((await put(owner, v.id, { words: [], pauses: [{ start: 2, end: 1 }] })).statusCode).toBe(400);
+    const overlapping = await put(owner, v.id, {
+      words: [],
+      pauses: [
+        { start: 1, end: 2 },
+        { start: 1.5, end: 2.5 },
+      ],
+    });
+    expect(overlapping.json()).toMatchObject({ statusCode: 400, code: 'VALIDATION_FAILED' });
+    // Size-capped: by count, and by bytes before the body is read.
+    const many = Array.from({ length: 20_001 }, (_, i) => ({ segment: 0, word: i }));
+    expect((await put(owner, v.id, { words: many, pauses: [] })).json()).toMatchObject({ statusCode: 400 });
+    const huge = await put(owner, v.id, { words: [], pauses: [], pad: 'x'.repeat(1100 * 1024) });
+    expect(huge.json()).toMatchObject({ statusCode: 413, code: 'PAYLOAD_TOO_LARGE' });
+
+    // Others: a stranger, a guest, no CSRF token, no such video.
+    expect((await stranger.request({ url: draftUrl(v.id) })).statusCode).toBe(403);
+    expect((await put(stranger, v.id, draft)).statusCode).toBe(403);
+    expect((await new Client(t.app).request({ url: draftUrl(v.id) })).statusCode).toBe(401);
+    expect((await put(owner, v.id, draft, false)).statusCode).toBe(403);
+    expect((await owner.request({ url: draftUrl('does-not-exist-0000') })).statusCode).toBe(404);
+    // The earlier draft stands after every refusal.
+    expect((await owner.request({ url: draftUrl(v.id) })).json()).toMatchObject({ draft, renderedVideoId: made.id });
+
+    const del = await owner.request({ method: 'DELETE', url: draftUrl(v.id), csrf: true });
+    expect(del.statusCode).toBe(204);
+    expect((await owner.request({ url: draftUrl(v.id) })).json()).toMatchObject({ draft: null });
+  }, 60_000);
+});
+
 describe('projects', () => {
+  it("replaces a project's clips in a new order, each clip checked as when added", async () => {
+    const source = await readyVideo(clip, 'Source');
+    const url = `${config.media.origin}/media/videos/${source.id}/media`;
+    const project = (
+      await owner.request({ method: 'POST', url: '/api/projects', csrf: true, payload: { title: 'Order' } })
+    ).json<{ id: string }>();
+    const set = (client: Client, clips: unknown[]) =>
+      client.request({ method: 'PUT', url: `/api/projects/${project.id}/clips`, csrf: true, payload: { clips } });
+    const a = { sourceUrl: url, start: 0, end: 1, title: 'a' };
+    const b = { sourceUrl: url, start: 2, end: 4, title: 'b' };
+    expect((await set(owner, [a, b])).json()).toMatchObject({
+      clips: [{ title: 'a', durationSec: 1 }, { title: 'b' }],
+    });
+    const swapped = await set(owner, [b, a]);
+    expect(swapped.statusCode).toBe(200);
+    expect(swapped.json<{ clips: Array<{ title: string }> }>().clips.map((c) => c.title)).toEqual(['b', 'a']);
+    expect((await set(owner, [{ ...a, end: DURATION + 1 }])).json()).toMatchObject({ code: 'VALIDATION_FAILED' });
+    expect((await set(owner, [{ sourceUrl: 'https://elsewhere.example/a.mp4' }])).json()).toMatchObject({
+      code: 'SOURCE_HOST_NOT_ALLOWED',
+    });
+    expect((await set(stranger, [a])).statusCode).toBe(403);
+    // Removing is sending fewer.
+    expect((await set(owner, [a])).json<{ clips: unknown[] }>().clips).toHaveLength(1);
+    expect((await owner.request({ url: `/api/projects/${project.id}` })).json()).toMatchObject({
+      clips: [{ title: 'a' }],
+    });
+  });
+
   it('adds clips, exports them into a new video and shows it as the latest export', async () => {
     const source = await readyVideo(clip, 'Source');
     const url = `${config.media.origin}/media/videos/${source.id}/media`;
