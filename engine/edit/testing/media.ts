@@ -28,14 +28,21 @@ const VIDEO = (seconds: number) =>
 const AUDIO = (seconds: number) =>
   `aevalsrc=exprs='0.4*sin(2*PI*(400+100*floor(t))*t)+0.4*eq(mod(floor(t*${FPS}+1e-6),10),5)*sin(2*PI*${BEEP_HZ}*t)':s=${RATE}:d=${seconds}`;
 
-/** An MP4 (H.264 + AAC, or H.264 alone: a screen recording without a microphone) of `seconds` seconds. */
-export async function makeCounterVideo(path: string, seconds: number, opts: { audio?: boolean } = {}): Promise<void> {
+/**
+ * An MP4 (H.264 + AAC, or H.264 alone: a screen recording without a microphone) of `seconds` seconds,
+ * a keyframe every `gop` frames (default 2 s).
+ */
+export async function makeCounterVideo(
+  path: string,
+  seconds: number,
+  opts: { audio?: boolean; gop?: number } = {},
+): Promise<void> {
   const audio = opts.audio ?? true;
   // biome-ignore format: flag/value pairs read best one pair per line
   await ffmpeg(
     '-f', 'lavfi', '-i', VIDEO(seconds),
     ...(audio ? ['-f', 'lavfi', '-i', AUDIO(seconds)] : []),
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '18', '-g', String(FPS * 2),
+    '-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '18', '-g', String(opts.gop ?? FPS * 2),
     ...(audio ? ['-c:a', 'aac', '-b:a', '128k', '-shortest'] : []),
     path,
   );
