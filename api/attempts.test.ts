@@ -16,6 +16,7 @@ import {
   RedisAttemptStore,
   takeAll,
 } from './attempts.ts';
+import { signInFlood } from './testing/attempt-flood.ts';
 
 const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 });
 const prefix = `test-attempts-${randomBytes(6).toString('hex')}:`;
@@ -131,6 +132,35 @@ describe('the in-memory store', () => {
     // The newest key is still counted.
     const t = await store.take('k49', policy);
     expect(t.ok && t.n).toBe(2);
+  });
+
+  it("keeps a lock and an owner's known network through a flood of failures from fresh networks", async () => {
+    // A twentieth of the default caps and of the long test's 200,000 failures (attempts.long.test.ts).
+    await signInFlood(10_000, { maxEntries: 5_000, maxHeld: 2_500, maxMarks: 5_000 });
+  });
+
+  it('when locks themselves overflow, the ones that end soonest go first', async () => {
+    let now = 0;
+    const store = new MemoryAttemptStore({ maxEntries: 10, maxHeld: 20, maxMarks: 10, now: () => now });
+    const long: AttemptPolicy = { free: 1, windowMs: 1000, baseLockMs: 3_600_000, maxLockMs: 3_600_000 };
+    const short: AttemptPolicy = { free: 1, windowMs: 1000, baseLockMs: 60_000, maxLockMs: 60_000 };
+    await store.take('victim', long);
+    await store.mark('owner-home', 86_400_000);
+    // 100 short locks (each with its count): five times what the shelf holds.
+    for (let i = 0; i < 100; i++) {
+      await store.take(`net-${i}`, short);
+      now += 10;
+    }
+    expect(store.sizes.held).toBeLessThanOrEqual(20);
+    expect(await store.take('victim', long)).toMatchObject({ ok: false });
+    // The latest short lock is still there; the marks' shelf was never touched.
+    expect(await store.take('net-99', short)).toMatchObject({ ok: false });
+    expect(await store.has('owner-home')).toBe(true);
+    // Plain counts overflowing their shelf leave locks and marks alone.
+    for (let i = 0; i < 1000; i++) await store.take(`plain-${i}`, policy);
+    expect(store.sizes.counts).toBeLessThanOrEqual(10);
+    expect(await store.take('victim', long)).toMatchObject({ ok: false });
+    expect(await store.has('owner-home')).toBe(true);
   });
 
   it('computes the lock from the failure count', () => {

@@ -47,25 +47,27 @@ interface Entry {
 }
 
 /**
- * One process's attempts. Capped: when full, expired entries go first, then the oldest. An
- * attacker who fills it with fresh networks could evict a lock early, which is why a
- * deployment with several instances (or a hostile public) uses Redis.
+ * A capped map whose entries expire. When full it drops what expired, then a tenth of its cap at
+ * once (so the scan is paid once per many writes): the least recently written entries, or, with
+ * `soonest`, the ones whose time runs out first, which are the ones whose loss matters least.
  */
-export class MemoryAttemptStore implements AttemptStore {
+class Shelf {
   readonly #entries = new Map<string, Entry>();
-  readonly #maxEntries: number;
+  readonly #max: number;
   readonly #now: () => number;
+  readonly #order: 'written' | 'soonest';
 
-  constructor(opts: { maxEntries?: number; now?: () => number } = {}) {
-    this.#maxEntries = opts.maxEntries ?? 100_000;
-    this.#now = opts.now ?? Date.now;
+  constructor(max: number, now: () => number, order: 'written' | 'soonest') {
+    this.#max = max;
+    this.#now = now;
+    this.#order = order;
   }
 
   get size(): number {
     return this.#entries.size;
   }
 
-  #get(key: string): Entry | undefined {
+  get(key: string): Entry | undefined {
     const e = this.#entries.get(key);
     if (e && e.expiresAt <= this.#now()) {
       this.#entries.delete(key);
@@ -74,44 +76,113 @@ export class MemoryAttemptStore implements AttemptStore {
     return e;
   }
 
-  #set(key: string, value: number, ttlMs: number): void {
+  set(key: string, value: number, ttlMs: number): void {
     this.#entries.delete(key);
-    if (this.#entries.size >= this.#maxEntries) this.#evict();
+    if (this.#entries.size >= this.#max) this.#evict();
     this.#entries.set(key, { value, expiresAt: this.#now() + ttlMs });
+  }
+
+  delete(key: string): void {
+    this.#entries.delete(key);
   }
 
   #evict(): void {
     const now = this.#now();
     for (const [k, e] of this.#entries) if (e.expiresAt <= now) this.#entries.delete(k);
-    // Map order is insertion order, and #set re-inserts: the first keys are the least recently written.
-    for (const k of this.#entries.keys()) {
-      if (this.#entries.size < this.#maxEntries) break;
+    const target = this.#max - Math.max(1, Math.floor(this.#max / 10));
+    if (this.#entries.size <= target) return;
+    // Map order is insertion order, and set() re-inserts: the first keys are the least recently written.
+    const keys =
+      this.#order === 'written'
+        ? [...this.#entries.keys()]
+        : [...this.#entries].sort((a, b) => a[1].expiresAt - b[1].expiresAt).map(([k]) => k);
+    for (const k of keys) {
+      if (this.#entries.size <= target) break;
       this.#entries.delete(k);
     }
   }
+}
+
+/** The in-memory store's caps (entries); each shelf fills and empties on its own. */
+export interface MemoryAttemptLimits {
+  /** Plain counts, below a budget's free attempts (default 100,000): the first to go when full. */
+  maxEntries?: number;
+  /** Locks, and the counts of keys that have locked (default 50,000). */
+  maxHeld?: number;
+  /** Marks: the networks each account signed in from (default 100,000). */
+  maxMarks?: number;
+}
+
+/**
+ * One process's attempts, on three capped shelves so that a flood cannot flush what matters:
+ *
+ * - plain counts (one failure from each of a million fresh networks) fill their own shelf and
+ *   evict each other, least recently written first;
+ * - locks, and the counts of keys that have locked (so the doubling survives), live on a shelf a
+ *   plain count never touches; to push a lock out, a flood must make as many locks, each costing
+ *   a full budget of failures, and even then the locks that end soonest go first;
+ * - marks (an owner's known networks) have a shelf of their own, and only a successful sign-in
+ *   writes one.
+ *
+ * Several instances, or a deployment that needs more than these caps, use Redis (noeviction, as
+ * the job queue already requires: nothing is evicted, every key expires on its own).
+ */
+export class MemoryAttemptStore implements AttemptStore {
+  readonly #counts: Shelf;
+  readonly #held: Shelf;
+  readonly #marks: Shelf;
+  readonly #now: () => number;
+
+  constructor(opts: MemoryAttemptLimits & { now?: () => number } = {}) {
+    this.#now = opts.now ?? Date.now;
+    this.#counts = new Shelf(opts.maxEntries ?? 100_000, this.#now, 'written');
+    this.#held = new Shelf(opts.maxHeld ?? 50_000, this.#now, 'soonest');
+    this.#marks = new Shelf(opts.maxMarks ?? 100_000, this.#now, 'soonest');
+  }
+
+  /** Entries held, all shelves together. */
+  get size(): number {
+    return this.#counts.size + this.#held.size + this.#marks.size;
+  }
+
+  /** Entries per shelf (tests, and a memory check). */
+  get sizes(): { counts: number; held: number; marks: number } {
+    return { counts: this.#counts.size, held: this.#held.size, marks: this.#marks.size };
+  }
+
+  #count(key: string): Entry | undefined {
+    return this.#held.get(`n:${key}`) ?? this.#counts.get(`n:${key}`);
+  }
 
   async take(key: string, p: AttemptPolicy): Promise<Take> {
-    const lock = this.#get(`lock:${key}`);
+    const lock = this.#held.get(`lock:${key}`);
     if (lock) return { ok: false, retryAfterMs: lock.expiresAt - this.#now() };
-    const n = (this.#get(`n:${key}`)?.value ?? 0) + 1;
+    const held = this.#held.get(`n:${key}`) !== undefined;
+    const n = (this.#count(key)?.value ?? 0) + 1;
     const lockMs = lockFor(n, p);
-    this.#set(`n:${key}`, n, p.windowMs + lockMs);
-    if (lockMs > 0) this.#set(`lock:${key}`, 1, lockMs);
+    if (lockMs > 0 || held) {
+      // A key that has locked keeps its count beside its lock, out of the plain counts' reach.
+      this.#counts.delete(`n:${key}`);
+      this.#held.set(`n:${key}`, n, p.windowMs + lockMs);
+      if (lockMs > 0) this.#held.set(`lock:${key}`, 1, lockMs);
+    } else {
+      this.#counts.set(`n:${key}`, n, p.windowMs);
+    }
     return { ok: true, n, lockMs };
   }
 
   async refund(key: string, lockSet: boolean): Promise<void> {
-    const e = this.#get(`n:${key}`);
+    const e = this.#count(key);
     if (e && e.value > 0) e.value--;
-    if (lockSet) this.#entries.delete(`lock:${key}`);
+    if (lockSet) this.#held.delete(`lock:${key}`);
   }
 
   async mark(key: string, ttlMs: number): Promise<void> {
-    this.#set(`mark:${key}`, 1, ttlMs);
+    this.#marks.set(key, 1, ttlMs);
   }
 
   async has(key: string): Promise<boolean> {
-    return this.#get(`mark:${key}`) !== undefined;
+    return this.#marks.get(key) !== undefined;
   }
 }
 
