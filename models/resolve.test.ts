@@ -132,6 +132,7 @@ function entry(over: Partial<RealModelEntry> = {}): RealModelEntry {
     bytes: payload.length,
     bytesVerified: true,
     sha256: payloadSha,
+    sha1: null,
     url: `${origin}/model.bin`,
     hparams: findModel('tiny')!.hparams,
     ...over,
@@ -211,8 +212,22 @@ describe('download', () => {
 
   it('without a sum in the manifest, checks the size and says the sum was not verified', async () => {
     const got = await resolveModel('test-model', opts(entry({ sha256: null })));
-    expect(got.warning).toMatch(/no sha256.*only its size was verified/);
+    expect(got.warning).toMatch(/no sha256 or SHA-1.*only its size was verified/);
     expect((await stat(got.path)).size).toBe(payload.length);
+  });
+
+  it('with only a published SHA-1 (whisper.cpp quantized files), checks that; a mismatch removes the file', async () => {
+    const sha1 = createHash('sha1').update(payload).digest('hex');
+    const got = await resolveModel('test-model', opts(entry({ sha256: null, sha1 })));
+    expect(got.warning).toBeUndefined();
+    expect((await stat(got.path)).size).toBe(payload.length);
+    await rm(got.path);
+    const bad = resolveModel('test-model', opts(entry({ sha256: null, sha1: '0'.repeat(40) })));
+    await expect(bad).rejects.toMatchObject({
+      code: 'MODEL_CHECKSUM_MISMATCH',
+      message: /sha1 [0-9a-f]{40}, expected 0{40}/,
+    });
+    expect(await readdir(cacheDir)).toEqual([]);
   });
 
   it('concurrent resolves of one model share one download', async () => {

@@ -14,7 +14,8 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Agent, type Dispatcher, interceptors, request } from 'undici';
 import { abortError, EngineError, isEngineError, throwIfAborted } from '../engine/errors.ts';
-import { findModel, MANIFEST, type ManifestEntry, type RealModelEntry } from './manifest.ts';
+import { findModel, MANIFEST, type ManifestEntry, type RealModelEntry, type SyntheticName } from './manifest.ts';
+import { quantizeModel } from './quantize.ts';
 import { REPO_ROOT, writeSyntheticModel } from './synthetic.ts';
 
 export const DEFAULT_CACHE_DIR = join(REPO_ROOT, 'models', 'cache');
@@ -24,7 +25,7 @@ export interface ResolvedModel {
   path: string;
   synthetic: boolean;
   entry?: ManifestEntry;
-  /** Set when the file could only be checked by size (the manifest has no sha256 for it). */
+  /** Set when the file could only be checked by size (the manifest has no sha256 or SHA-1 for it). */
   warning?: string;
 }
 
@@ -46,6 +47,8 @@ export interface ResolveOptions {
   entries?: readonly ManifestEntry[];
   /** Attempts after a dropped connection, each resuming from the .part file (default 2). */
   retries?: number;
+  /** whisper-quantize for the quantized synthetic models; default: the build's, built first if missing. */
+  quantizer?: string;
 }
 
 /** A bare name that matches the manifest always means that model; anything with a path separator is a path. */
@@ -175,9 +178,19 @@ async function fetchIntoCache(
   progress: (p: DownloadProgress) => void,
 ): Promise<ResolvedModel> {
   const cached = await statOrNull(path);
+  if (entry.kind === 'synthetic' && entry.quant) {
+    if (!cached) {
+      // Quantized locally from its f16 synthetic model (generated into the same cache first if need be).
+      const { cacheDir, signal, quantizer } = opts;
+      const source = await resolveModel(entry.quant.from, { ...(cacheDir && { cacheDir }), signal });
+      await quantizeModel(source.path, entry.quant.type, path, { signal, ...(quantizer && { quantizer }) });
+      progress({ received: entry.bytes, total: entry.bytes });
+    }
+    return { name: entry.name, path, synthetic: true, entry };
+  }
   if (entry.kind === 'synthetic') {
     if (!cached) {
-      await writeSyntheticModel(entry.name, path, {
+      await writeSyntheticModel(entry.name as SyntheticName, path, {
         signal: opts.signal,
         onProgress: (p) => progress({ received: p.written, total: p.total }),
       });
@@ -206,8 +219,8 @@ async function fetchIntoCache(
 
 function realResult(entry: RealModelEntry, path: string): ResolvedModel {
   const result: ResolvedModel = { name: entry.name, path, synthetic: false, entry };
-  if (entry.sha256 === null) {
-    result.warning = `${entry.file}: the manifest has no sha256 for this model; only its size was verified.`;
+  if (entry.sha256 === null && entry.sha1 === null) {
+    result.warning = `${entry.file}: the manifest has no sha256 or SHA-1 for this model; only its size was verified.`;
   }
   return result;
 }
@@ -222,12 +235,19 @@ async function statOrNull(path: string) {
 }
 
 function notAvailable(entry: RealModelEntry, path: string, reason: string, cause?: unknown): EngineError {
-  const sum = entry.sha256 ? `sha256 ${entry.sha256}` : 'sha256 unknown to this manifest';
+  const sum = entry.sha256
+    ? `sha256 ${entry.sha256}`
+    : entry.sha1
+      ? `SHA-1 ${entry.sha1}`
+      : 'checksum unknown to this manifest';
   return new EngineError(
     'MODEL_NOT_AVAILABLE',
     `Model "${entry.name}" is not in the cache and could not be downloaded (${reason}). ` +
       `Download ${entry.url} (${entry.bytes} bytes, ${sum}) and put it at ${path}`,
-    { cause, details: { model: entry.name, url: entry.url, sha256: entry.sha256, bytes: entry.bytes, path } },
+    {
+      cause,
+      details: { model: entry.name, url: entry.url, sha256: entry.sha256, sha1: entry.sha1, bytes: entry.bytes, path },
+    },
   );
 }
 
@@ -353,19 +373,21 @@ async function verify(entry: RealModelEntry, part: string, path: string, signal:
       details: { url: entry.url, bytes: size, expected: entry.bytes, path },
     });
   }
-  if (entry.sha256 === null) return;
-  const hash = createHash('sha256');
+  // The sha256 where the manifest has one, else the published SHA-1 (whisper.cpp's models/README.md).
+  const [algorithm, expected] = entry.sha256 !== null ? ['sha256', entry.sha256] : ['sha1', entry.sha1];
+  if (expected === null) return;
+  const hash = createHash(algorithm);
   for await (const chunk of createReadStream(part, { highWaterMark: 1 << 20 })) {
     if (signal.aborted) throw abortError(signal, 'model verification');
     hash.update(chunk as Buffer);
   }
   const sum = hash.digest('hex');
-  if (sum !== entry.sha256) {
+  if (sum !== expected) {
     await rm(part, { force: true });
     throw new EngineError(
       'MODEL_CHECKSUM_MISMATCH',
-      `${entry.url} has sha256 ${sum}, expected ${entry.sha256}; the partial file was removed.`,
-      { details: { url: entry.url, sha256: sum, expected: entry.sha256, path } },
+      `${entry.url} has ${algorithm} ${sum}, expected ${expected}; the partial file was removed.`,
+      { details: { url: entry.url, [algorithm]: sum, expected, path } },
     );
   }
 }

@@ -195,10 +195,11 @@ export async function planSyntheticModel(
   opts: { assetsDir?: string } = {},
 ): Promise<SyntheticPlan> {
   const entry = findModel(name);
-  if (entry?.kind !== 'synthetic') {
+  // A quantized synthetic model is no generator's output: resolveModel quantizes it (models/quantize.ts).
+  if (entry?.kind !== 'synthetic' || entry.quant) {
     throw new EngineError('MODEL_UNKNOWN', `"${name}" is not a synthetic model name.`, { details: { name } });
   }
-  return { name: entry.name, ...(await planLayout(entry.hparams, opts)) };
+  return { name, ...(await planLayout(entry.hparams, opts)) };
 }
 
 async function loadVocabulary(dir: string): Promise<Buffer[]> {

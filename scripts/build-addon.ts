@@ -6,14 +6,14 @@
  *   node scripts/build-addon.ts --cuda     CUDA build → build/addon-cuda/... (also WHISPER_CUDA=1)
  *   --clean       remove the CMake build directory first
  *   --jobs N      parallel compile jobs (default 2, or WHISPER_BUILD_JOBS)
- *   --no-cli      the addon only, without whisper-cli (what a first run needs)
+ *   --no-cli      the addon only, without whisper-cli and whisper-quantize (what a first run needs)
  *
  * WHISPER_ADDON_SKIP_BUILD=1 skips the build (e.g. an install that only needs the JS parts).
  * The entry points run this on first use through engine/asr/native/ensure.ts (npm install runs no scripts).
  * The CMake build directory (build/cmake-cpu, build/cmake-cuda) is kept, so rebuilds are incremental.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -110,9 +110,16 @@ if (values.clean) rmSync(buildDir, { recursive: true, force: true });
 
 const started = Date.now();
 run('cmake', cmakeArgs);
-// whisper-cli is the parity tests' reference; a first run that only transcribes has no use for it.
-const targets = values['no-cli'] ? ['whisper_addon'] : ['whisper_addon', 'whisper-cli'];
+// whisper-cli is the parity tests' reference, and whisper-quantize (from the same tree) makes the quantized
+// synthetic models they run on; a first run that only transcribes has no use for either.
+const targets = values['no-cli'] ? ['whisper_addon'] : ['whisper_addon', 'whisper-cli', 'whisper-quantize'];
 run('cmake', ['--build', buildDir, '--target', ...targets, '--parallel', jobs]);
+if (!values['no-cli']) {
+  // whisper.cpp's CMake puts its executables in <build>/bin; whisper-cli's folder is set in our
+  // CMakeLists, and the quantizer goes beside it (models/quantize.ts runs it from there).
+  mkdirSync(join(outDir, 'bin'), { recursive: true });
+  copyFileSync(join(buildDir, 'bin', 'whisper-quantize'), join(outDir, 'bin', 'whisper-quantize'));
+}
 writeAddonStamp(cuda ? 'cuda' : 'cpu'); // what ensureAddon() compares with the sources on disk
 const secs = ((Date.now() - started) / 1000).toFixed(1);
 console.log(`build-addon: ${variant} build done in ${secs} s → ${join(outDir, 'whisper_addon.node')}`);

@@ -74,7 +74,7 @@ export function writeAddonStamp(variant: AddonVariant): void {
 function isCurrent(variant: AddonVariant, withCli: boolean): boolean {
   const dir = addonOutputDir(variant);
   if (!existsSync(join(dir, 'whisper_addon.node'))) return false;
-  if (withCli && !existsSync(join(dir, 'bin', 'whisper-cli'))) return false;
+  if (withCli && !['whisper-cli', 'whisper-quantize'].every((bin) => existsSync(join(dir, 'bin', bin)))) return false;
   try {
     return readFileSync(join(dir, STAMP_FILE), 'utf8').trim() === addonSourceStamp(variant);
   } catch {
@@ -85,7 +85,10 @@ function isCurrent(variant: AddonVariant, withCli: boolean): boolean {
 export interface EnsureAddonOptions {
   /** Which build to keep current; default: CUDA where a CUDA build already exists, else the CPU build. */
   variant?: AddonVariant;
-  /** Also build whisper-cli, the parity tests' reference (default false: the addon is all a run needs). */
+  /**
+   * Also build whisper-cli, the parity tests' reference, and whisper-quantize beside it (default false: the
+   * addon is all a run needs).
+   */
   withCli?: boolean;
   /** One line per event ("building…", "built in 71 s"); the compiler's output goes to the log file. */
   log?: (line: string) => void;
@@ -121,7 +124,7 @@ async function runBuild(
   const logPath = join(REPO_ROOT, 'build', `addon-build-${variant}.log`);
   const started = Date.now();
   log(
-    `building the whisper.cpp addon (${variant}${withCli ? ', with whisper-cli' : ''}) for this machine: once, ` +
+    `building the whisper.cpp addon (${variant}${withCli ? ', with whisper-cli and whisper-quantize' : ''}) for this machine: once, ` +
       `and again only when its sources change; about 1–3 min on 2 cores; log: ${relative(process.cwd(), logPath) || logPath}`,
   );
   const fd = openSync(logPath, 'w');
