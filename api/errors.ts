@@ -10,6 +10,7 @@
 import type { FastifyError } from 'fastify';
 import { type EngineErrorCode, ERROR_CODES, isEngineError } from '../engine/errors.ts';
 import { isQueueError, QUEUE_ERROR_CODES, type QueueErrorCode } from '../workers/errors.ts';
+import { unstorableTextReason } from './schemas.ts';
 
 export const API_ERROR_CODES = {
   VALIDATION_FAILED: 'The request body, query or headers do not match the schema.',
@@ -60,6 +61,10 @@ export const API_ERROR_CODES = {
   GUEST_DURATION_EXCEEDED: 'The recording is longer than guests may have captioned (details.maxDurationSec); sign in.',
   INSUFFICIENT_STORAGE: 'The media disk is below its free-space floor (DISK_FLOOR_BYTES); see Retry-After.',
   QUEUE_FULL: 'Too many caption jobs or renders are pending; try again later.',
+  RENDER_QUOTA_EXCEEDED:
+    'This account already has as many renders running and waiting as it may (details.limit); see Retry-After.',
+  STORAGE_QUOTA_EXCEEDED:
+    "The account's media already fills its storage quota (details.quotaBytes, details.usedBytes); delete some first.",
   EDIT_NEEDS_TRANSCRIPT: 'Shortening pauses and removing fillers need the video’s generated transcript (word times).',
   PROJECT_NOT_FOUND: 'No project with this id.',
   PROJECT_FULL: 'The project already holds as many clips as a project may.',
@@ -105,6 +110,8 @@ export const ENGINE_STATUS: Readonly<Record<EngineErrorCode, number>> = Object.f
   // The source was read and the ranges checked: ffmpeg failing now is ours.
   RENDER_FAILED: 500,
   RENDER_TIMEOUT: 504,
+  // Too many inputs, frames too large, or an output past its byte cap: the caller's media.
+  RENDER_LIMIT_EXCEEDED: 413,
   MODEL_NOT_AVAILABLE: 503,
   MODEL_UNKNOWN: 503,
   MODEL_CHECKSUM_MISMATCH: 503,
@@ -198,12 +205,19 @@ export function toErrorResponse(err: unknown): MappedError {
   }
   const fe = err as Partial<FastifyError> | undefined;
   if (fe && typeof fe === 'object' && fe.validation) {
+    // Text that cannot be stored says why in words; Ajv's own message would quote the pattern.
+    const context = fe.validationContext ?? 'body';
+    const issues = fe.validation.map((v) => ({
+      path: v.instancePath,
+      message: unstorableTextReason({ ...v, instancePath: `/${context}${v.instancePath}` }) ?? v.message,
+    }));
+    const unstorable = fe.validation.some((v) => unstorableTextReason(v) !== undefined);
     return {
       body: {
         statusCode: 400,
         code: 'VALIDATION_FAILED',
-        message: fe.message ?? 'Invalid request.',
-        details: { issues: fe.validation.map((v) => ({ path: v.instancePath, message: v.message })) },
+        message: unstorable ? `${issues[0]!.message}.` : (fe.message ?? 'Invalid request.'),
+        details: { issues },
       },
       internal: false,
     };

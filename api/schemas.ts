@@ -27,10 +27,31 @@ export const csrfHeader = {
   properties: { 'x-csrf-token': { type: 'string', description: 'From GET /api/auth/csrf' } },
 } as const;
 
-/** One line of text: no C0 controls or DEL. PostgreSQL refuses a NUL in text (a 500 before this). */
-export const NO_CONTROL_CHARS = '^[^\\u0000-\\u001f\\u007f]*$';
+/**
+ * One line of text: no C0 controls or DEL, and no lone surrogate. PostgreSQL refuses a NUL in
+ * text (a 500 before this); half of a UTF-16 pair is not Unicode at all (UTF-8 cannot hold it:
+ * it would be stored as U+FFFD, and `encodeURIComponent` throws on it). Ajv compiles patterns
+ * with the `u` flag, where `[\ud800-\udfff]` matches only a surrogate that is not half of a pair.
+ */
+export const NO_CONTROL_CHARS = '^[^\\u0000-\\u001f\\u007f\\ud800-\\udfff]*$';
 /** Text that may span lines (caption files): tab, LF and CR pass, the other controls do not. */
-export const NO_CONTROL_CHARS_MULTILINE = '^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f]*$';
+export const NO_CONTROL_CHARS_MULTILINE = '^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f\\ud800-\\udfff]*$';
+const UNSTORABLE_PATTERNS: ReadonlySet<string> = new Set([NO_CONTROL_CHARS, NO_CONTROL_CHARS_MULTILINE]);
+
+/**
+ * The reason a request string was refused, in words, for a schema failure on one of the
+ * patterns above (Ajv's own message would quote the pattern); undefined for any other failure.
+ */
+export function unstorableTextReason(v: {
+  keyword?: string;
+  params?: unknown;
+  instancePath?: string;
+}): string | undefined {
+  const pattern = (v.params as { pattern?: unknown } | undefined)?.pattern;
+  if (v.keyword !== 'pattern' || typeof pattern !== 'string' || !UNSTORABLE_PATTERNS.has(pattern)) return undefined;
+  const where = v.instancePath ? v.instancePath.replace(/^\//, '').replaceAll('/', '.') : 'the value';
+  return `${where} holds a control character (such as NUL) or a lone surrogate (half of a UTF-16 pair), which cannot be stored as text`;
+}
 /**
  * Timestamps PostgreSQL and JavaScript agree on: years 1970–9999 (RFC 3339 allows 0000, which
  * PostgreSQL refuses, and JavaScript reads six-digit years).

@@ -9,12 +9,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.ts';
 import { type AuthLimiter, clientNetwork, DEVICE_COOKIE } from '../ratelimit.ts';
-import { csrfHeader, errorRef } from '../schemas.ts';
+import { csrfHeader, errorRef, NO_CONTROL_CHARS } from '../schemas.ts';
 import type { Storage } from '../storage/types.ts';
 import { DEFAULT_NEXT_PATH, safeNextPath } from './next-path.ts';
 import type { OidcClient, PendingSignIn } from './oidc.ts';
 import { PASSWORD_MAX_CHARS } from './password-policy.ts';
-import { hashSessionToken, requireSession, sessionCookieName } from './session.ts';
+import { hashSessionToken, requireSession, type SessionCookies, sessionCookieName } from './session.ts';
 import { type Credentials, type Granted, type SignInClient, SignInService } from './signin-service.ts';
 
 export interface AuthOptions {
@@ -49,11 +49,6 @@ const sessionSchema = {
   type: 'object',
   properties: { user: userSchema, expires: { type: 'string', format: 'date-time' } },
 } as const;
-/**
- * Text that reaches the database: no C0 controls or DEL. PostgreSQL refuses a NUL in text
- * (a 500 before this), and the others have no business in a name or an id.
- */
-export const NO_CONTROL_CHARS = '^[^\\u0000-\\u001f\\u007f]*$';
 const credentialsBody = {
   type: 'object',
   required: ['email', 'password'],
@@ -73,20 +68,25 @@ const OIDC_COOKIE = 'auth.oidc-pending';
 type PendingCookie = PendingSignIn & { next?: string };
 
 /**
- * Resolves the session cookie into `request.auth` on every request. Installed before the
- * rate limiter, which keys on the session.
+ * Resolves the session cookie into `request.auth` on every request. Installed between the rate
+ * limiter's two hooks (api/ratelimit.ts): a cookie this service did not sign has been counted
+ * against its network before this lookup; a signed one is counted once its session is known.
  */
-export function installSessionHook(app: FastifyInstance, opts: { storage: Storage; secure: boolean }): void {
-  const cookieName = sessionCookieName(opts.secure);
+export function installSessionHook(
+  app: FastifyInstance,
+  opts: { storage: Storage; secure: boolean; cookies: SessionCookies },
+): void {
+  const { cookies } = opts;
   app.decorateRequest('auth', null);
   // Callback-style: a request without the cookie (probes, guests, agents) returns at once,
   // without the promise and microtask hop an async hook costs.
   app.addHook('onRequest', (request, _reply, done) => {
-    const token = request.cookies[cookieName];
-    if (!token || token.length > 100) return done();
-    const tokenHash = hashSessionToken(token);
+    const cookie = cookies.read(request);
+    if (!cookie || !cookies.worthLookup(cookie)) return done();
+    const tokenHash = hashSessionToken(cookie.token);
     opts.storage.findActiveSession(tokenHash).then((session) => {
       if (session) request.auth = { userId: session.userId, tokenHash, expiresAt: session.expiresAt };
+      else cookies.dead(cookie);
       done();
     }, done);
   });
@@ -137,11 +137,14 @@ class AuthCookies {
 
   grant(reply: FastifyReply, granted: Granted): void {
     const { token, expiresAt } = granted.session;
+    // Signed, so the rate limits can tell a session this service handed out from a made-up
+    // cookie before any lookup (session.ts, SessionCookies).
     reply.setCookie(this.session, token, {
       path: '/',
       httpOnly: true,
       sameSite: 'lax',
       secure: this.#secure,
+      signed: true,
       expires: expiresAt,
     });
     if (!granted.device) return;

@@ -6,6 +6,7 @@
 import send from '@fastify/send';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.ts';
+import { cutText } from '../text.ts';
 
 /** Serves a file with Range, conditional requests and a fixed content type; 404 when it is gone. */
 export async function sendFile(
@@ -56,9 +57,14 @@ export function extensionFor(mediaType: string | null): string {
   return (mediaType && map[mediaType]) ?? 'bin';
 }
 
+/** Code points of the title that `filename*` carries (some browsers cap a file name at 255 bytes). */
+const FILENAME_MAX_CODE_POINTS = 120;
+
 /**
  * A Content-Disposition that cannot break out of its header or name a path: an ASCII
- * fallback of letters, digits, `-` and `_`, and the full title in RFC 5987 `filename*`.
+ * fallback of letters, digits, `-` and `_`, and the title in RFC 5987 `filename*`, cut
+ * between graphemes (`encodeURIComponent` throws on half an emoji) and made well-formed
+ * first, whatever the stored title holds.
  */
 export function attachment(title: string, ext: string): string {
   const ascii =
@@ -68,7 +74,7 @@ export function attachment(title: string, ext: string): string {
       .trim()
       .replace(/\s+/g, '-')
       .slice(0, 80) || 'video';
-  const utf8 = encodeURIComponent(`${title.slice(0, 120)}.${ext}`).replace(
+  const utf8 = encodeURIComponent(`${cutText(title.toWellFormed(), FILENAME_MAX_CODE_POINTS)}.${ext}`).replace(
     /['()*]/g,
     (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
   );

@@ -4,6 +4,8 @@
  * those two imports the other.
  */
 
+import { NO_CONTROL_CHARS } from '../schemas.ts';
+
 export interface DocsTool {
   name: string;
   title: string;
@@ -24,7 +26,7 @@ export const DOCS_TOOLS: readonly DocsTool[] = [
       required: ['query'],
       additionalProperties: false,
       properties: {
-        query: { type: 'string', minLength: 1, maxLength: 500 },
+        query: { type: 'string', minLength: 1, maxLength: 500, pattern: NO_CONTROL_CHARS },
         limit: { type: 'integer', minimum: 1, maximum: 20, default: 5 },
       },
     },
@@ -58,7 +60,7 @@ export const DOCS_TOOLS: readonly DocsTool[] = [
       type: 'object',
       required: ['id'],
       additionalProperties: false,
-      properties: { id: { type: 'string', minLength: 1, maxLength: 200 } },
+      properties: { id: { type: 'string', minLength: 1, maxLength: 200, pattern: NO_CONTROL_CHARS } },
     },
     outputSchema: {
       type: 'object',

@@ -84,9 +84,10 @@ describe('data-plane tools over MCP', () => {
     expect(one.isError).toBeFalsy();
     expect(one.structuredContent).toEqual((await alice.request({ url: `/api/videos/${video.id}` })).json());
 
-    const bad = await mcp.callTool({ name: 'list_videos', arguments: { starred: 'yes' } });
-    expect(bad.isError).toBe(true);
-    expect(errorOf(bad)).toMatchObject({ statusCode: 400, code: 'VALIDATION_FAILED' });
+    // Arguments that do not match the tool's input schema are the protocol's invalid-params.
+    const bad = await mcp.callTool({ name: 'list_videos', arguments: { starred: 'yes' } }).catch((e) => e);
+    expect(bad.code).toBe(-32602);
+    expect(bad.message).toContain('Invalid arguments for list_videos: starred must be boolean');
   });
 
   it("another workspace's video is refused with the route's status and code", async () => {

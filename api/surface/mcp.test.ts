@@ -6,6 +6,7 @@
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   Client as CookieClient,
@@ -125,11 +126,79 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
     expect(res.structuredContent).toEqual(rest.json());
   });
 
-  it('a tool given an argument its route does not take answers VALIDATION_FAILED', async () => {
+  it('a tool given an argument its route does not take is invalid-params (-32602), naming it', async () => {
     const { client } = await connect();
-    const res = await client.callTool({ name: 'health_check', arguments: { verbose: true } });
-    expect(res.isError).toBe(true);
-    expect(JSON.parse((res.content as Array<{ text: string }>)[0]!.text).code).toBe('VALIDATION_FAILED');
+    const err = await client.callTool({ name: 'health_check', arguments: { verbose: true } }).catch((e) => e);
+    expect(err).toBeInstanceOf(McpError);
+    expect(err).toMatchObject({ code: ErrorCode.InvalidParams });
+    expect(err.message).toContain('Invalid arguments for health_check: unknown argument(s) verbose');
+  });
+
+  /**
+   * Values of every JSON type but the one (or ones) a property's schema declares, and the
+   * objects that break `String()` and template literals (the attack: `{"id":{"toString":1}}`).
+   */
+  function wrongValues(schema: { type?: string | string[] }): unknown[] {
+    const declared = new Set(Array.isArray(schema.type) ? schema.type : [schema.type]);
+    const jsonType = (v: unknown) =>
+      v === null ? 'null' : Array.isArray(v) ? 'array' : Number.isInteger(v) ? 'integer' : typeof v;
+    const fits = (v: unknown) => declared.has(jsonType(v)) || (declared.has('number') && typeof v === 'number');
+    const candidates = [
+      { toString: 1 },
+      { valueOf: 1, toString: 1 },
+      [1, 2],
+      'not-what-was-asked',
+      12,
+      1.5,
+      true,
+      null,
+    ];
+    return schema.type === undefined ? [] : candidates.filter((v) => !fits(v));
+  }
+
+  for (const path of ['/mcp', '/mcp/docs']) {
+    it(`every tool of ${path} given wrong types answers -32602 with our message, never an internal one`, async () => {
+      const { client } = await connect({ path, headers: { cookie } });
+      const { tools } = await client.listTools();
+      let calls = 0;
+      for (const tool of tools) {
+        const props = Object.entries((tool.inputSchema.properties ?? {}) as Record<string, { type?: string }>);
+        for (const [name, schema] of props) {
+          for (const value of wrongValues(schema)) {
+            const err = await client.callTool({ name: tool.name, arguments: { [name]: value } }).catch((e) => e);
+            const where = `${tool.name} ${name}=${JSON.stringify(value)}`;
+            expect(err, where).toBeInstanceOf(McpError);
+            expect(err.code, where).toBe(ErrorCode.InvalidParams);
+            expect(err.message, where).toMatch(new RegExp(`Invalid arguments for ${tool.name}: .*\\b${name}\\b`));
+            expect(err.message, where).not.toMatch(/Cannot convert|primitive|TypeError|at .*\.ts/);
+            calls++;
+          }
+        }
+      }
+      expect(calls).toBeGreaterThan(path === '/mcp' ? 40 : 8);
+      // The server still answers.
+      const fine =
+        path === '/mcp'
+          ? await client.callTool({ name: 'health_check', arguments: {} })
+          : await client.callTool({ name: 'get_doc', arguments: { id: 'pricing.md' } });
+      expect(fine.isError).toBeFalsy();
+    });
+  }
+
+  it('the attack: get_video with {"id":{"toString":1}} over raw JSON-RPC is -32602 in our words', async () => {
+    const res = await fetch(new URL('/mcp', base), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', cookie },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'get_video', arguments: { id: { toString: 1 } } },
+      }),
+    });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { error: { code: number; message: string } };
+    expect(body.error).toEqual({ code: -32602, message: 'Invalid arguments for get_video: id must be string.' });
   });
 
   it('an unknown tool is a protocol error, not a tool result', async () => {

@@ -13,12 +13,13 @@ import {
   CancelledNotificationSchema,
   ErrorCode,
   ListToolsRequestSchema,
-  McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
 import { errorResponses } from '../schemas.ts';
+import { cutText } from '../text.ts';
+import { invalidParams, RpcError, ToolArguments } from './arguments.ts';
 import { DOCS_TOOLS } from './docs-tools.ts';
 import type { DocumentSet } from './documents.ts';
 import { MCP_DOCS_PATH, MCP_PATH, MCP_PROTOCOL_VERSIONS, SERVICE_TITLE, SERVICE_VERSION } from './facts.ts';
@@ -63,6 +64,8 @@ export async function mcpRoutes(app: FastifyInstance, opts: McpOptions): Promise
   // cancellation it cannot match, never act on another caller's). Entries live as long as
   // their call, so the map is bounded by the calls the rate limits and admission let in.
   const inFlight = new Map<string, AbortController>();
+  // Both servers' tools, their input schemas compiled once.
+  const toolArguments = new ToolArguments();
   const flightKey = (request: FastifyRequest, id: string | number) =>
     request.auth ? `${request.auth.tokenHash}|${request.ip}|${typeof id}:${id}` : undefined;
 
@@ -79,19 +82,18 @@ export async function mcpRoutes(app: FastifyInstance, opts: McpOptions): Promise
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: defs.map(listed) }));
     server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
       const i = defs.findIndex((d) => d.name === req.params.name);
-      if (i === -1) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name}`);
+      if (i === -1) throw new RpcError(ErrorCode.InvalidParams, `Unknown tool: ${echo(req.params.name)}`);
+      const args = req.params.arguments ?? {};
+      toolArguments.check(defs[i]!.name, defs[i]!.inputSchema, args);
       const key = flightKey(request, extra.requestId);
       const controller = new AbortController();
       const onAbort = () => controller.abort(extra.signal.reason);
       extra.signal.addEventListener('abort', onAbort, { once: true });
       if (key) inFlight.set(key, controller);
       try {
-        return await callTool(defs[i]!, TOOLS[i]!, table, req.params.arguments ?? {}, {
-          app,
-          config,
-          request,
-          signal: controller.signal,
-        });
+        return await callTool(defs[i]!, TOOLS[i]!, table, args, { app, config, request, signal: controller.signal });
+      } catch (err) {
+        throw internal(request, err);
       } finally {
         extra.signal.removeEventListener('abort', onAbort);
         if (key && inFlight.get(key) === controller) inFlight.delete(key);
@@ -105,13 +107,23 @@ export async function mcpRoutes(app: FastifyInstance, opts: McpOptions): Promise
     return server;
   };
 
-  const docsServer = (): Server => {
+  const docsServer = (request: FastifyRequest): Server => {
     const server = new Server(
       { name: DOCS_SERVER_NAME, title: `${SERVICE_TITLE} documentation`, version: SERVICE_VERSION },
       { capabilities: { tools: { listChanged: false } }, instructions: 'Read-only search over the documentation.' },
     );
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...DOCS_TOOLS] }));
-    server.setRequestHandler(CallToolRequestSchema, async (req) => docsCall(opts.docs(), req.params));
+    server.setRequestHandler(CallToolRequestSchema, async (req) => {
+      const def = DOCS_TOOLS.find((d) => d.name === req.params.name);
+      if (!def) throw new RpcError(ErrorCode.InvalidParams, `Unknown tool: ${echo(req.params.name)}`);
+      const args = req.params.arguments ?? {};
+      toolArguments.check(def.name, def.inputSchema, args);
+      try {
+        return docsCall(opts.docs(), def.name, args);
+      } catch (err) {
+        throw internal(request, err);
+      }
+    });
     return server;
   };
 
@@ -212,39 +224,41 @@ async function serveMcp(server: Server, request: FastifyRequest, reply: FastifyR
   }
 }
 
-async function docsCall(
-  docs: DocumentSet,
-  params: { name: string; arguments?: Record<string, unknown> | undefined },
-): Promise<ToolResult> {
-  const args = params.arguments ?? {};
-  if (params.name === 'search_docs') {
-    const query = args.query;
-    const limit = args.limit ?? 5;
-    if (typeof query !== 'string' || query.trim() === '' || query.length > 500) {
-      return invalid('query must be a non-empty string of at most 500 characters.');
-    }
-    if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > 20) {
-      return invalid('limit must be an integer from 1 to 20.');
-    }
+/** A caller's string quoted back: well-formed and short. */
+function echo(text: string): string {
+  return JSON.stringify(cutText(text.toWellFormed(), 100));
+}
+
+/**
+ * An error no tool meant to throw: logged with its stack, answered as JSON-RPC internal-error
+ * with our words, never the exception's own message (it may describe our internals).
+ */
+function internal(request: FastifyRequest, err: unknown): RpcError {
+  if (err instanceof RpcError) return err;
+  request.log.error({ err }, 'MCP tool call failed');
+  return new RpcError(ErrorCode.InternalError, 'Internal error: the tool failed; the service has logged it.');
+}
+
+/** The documentation tools, their arguments already checked against their input schemas. */
+function docsCall(docs: DocumentSet, name: string, args: Record<string, unknown>): ToolResult {
+  if (name === 'search_docs') {
+    const query = args.query as string;
+    const limit = (args.limit as number | undefined) ?? 5;
+    if (query.trim() === '') throw invalidParams(name, 'query is only white space');
     const results = docs.search(query, limit);
     return { content: [{ type: 'text', text: JSON.stringify({ results }) }], structuredContent: { results } };
   }
-  if (params.name === 'get_doc') {
-    if (typeof args.id !== 'string') return invalid('id must be a string.');
-    const doc = docs.get(args.id);
+  if (name === 'get_doc') {
+    const doc = docs.get(args.id as string);
     if (!doc) {
       return toolError({
         statusCode: 404,
         code: 'NOT_FOUND',
-        message: `No document ${args.id}; search_docs lists the ids.`,
+        message: `No document ${echo(args.id as string)}; search_docs lists the ids.`,
       });
     }
     const out = { id: doc.id, title: doc.title, url: doc.url, mediaType: doc.mediaType, text: doc.body };
     return { content: [{ type: 'text', text: doc.body }], structuredContent: out };
   }
-  throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
-}
-
-function invalid(message: string): ToolResult {
-  return toolError({ statusCode: 400, code: 'VALIDATION_FAILED', message });
+  throw new RpcError(ErrorCode.InvalidParams, `Unknown tool: ${echo(name)}`);
 }
