@@ -11,6 +11,7 @@ import { parse as parsePath } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureAddon } from '../engine/asr/native/ensure.ts';
 import { type CaptionFormat, render } from '../engine/captions/index.ts';
+import { speechSpansOf } from '../engine/edit/speech.ts';
 import { EngineError } from '../engine/errors.ts';
 import {
   createEngine,
@@ -160,7 +161,7 @@ async function readTranscript(path: string): Promise<Transcript> {
   if (typeof t !== 'object' || t === null || !Array.isArray(t.segments)) {
     throw new EngineError('INVALID_OPTIONS', '--transcript: the file has no segments array.');
   }
-  return { ...t, language: typeof t.language === 'string' ? t.language : 'en' };
+  return { ...t, language: typeof t.language === 'string' ? t.language : 'und' };
 }
 
 async function transcribeInput(a: EditArgs, bar: ProgressBar, signal: AbortSignal): Promise<Transcript> {
@@ -173,7 +174,8 @@ async function transcribeInput(a: EditArgs, bar: ProgressBar, signal: AbortSigna
   });
   try {
     // Whisper leaves fillers out unless its prompt shows some (engine/edit/README.md).
-    const prompt = a.removeFillers ? (FILLER_PROMPTS[a.language ?? 'en'] ?? FILLER_PROMPTS.en) : undefined;
+    // A language without a filler list gets no prompt: no filler is cut in it anyway.
+    const prompt = a.removeFillers ? FILLER_PROMPTS[a.language ?? 'en'] : undefined;
     return await engine.transcribe(
       a.input,
       { ...(a.language ? { language: a.language } : {}), ...(prompt ? { initialPrompt: prompt } : {}) },
@@ -204,13 +206,18 @@ async function edit(a: EditArgs, bar: ProgressBar, signal: AbortSignal): Promise
   const info = await probeMedia(a.input, { signal }).catch(() => null);
   const transcript = a.transcript ? await readTranscript(a.transcript) : await transcribeInput(a, bar, signal);
   const duration = info?.durationSec ?? transcript.duration;
-  const { keep } = planCuts(duration, transcript, {
+  // Pauses are silences in the audio: the VAD's speech spans, not the gaps between DTW words.
+  const speech = a.pauses ? await speechSpansOf(a.input, { signal, maxDurationSec: a.maxDuration }) : undefined;
+  const planned = planCuts(duration, transcript, {
     remove: a.remove,
     shortenPausesOver: a.pauses?.over,
     pauseTo: a.pauses?.to,
     removeFillers: a.removeFillers,
     language: a.language,
+    speech,
   });
+  const { keep } = planned;
+  if (planned.fillersUnsupported) process.stderr.write(`transcribe-edit: ${planned.fillersUnsupported}\n`);
   const result = await renderEdit({
     input: a.input,
     output: a.out,
@@ -220,7 +227,8 @@ async function edit(a: EditArgs, bar: ProgressBar, signal: AbortSignal): Promise
     maxOutputSeconds: a.maxDuration,
     onProgress: (p) => bar.update('render', p.fraction),
   });
-  const edited = retimeTranscript(transcript, result.keep);
+  // Words are kept or dropped by the planned ranges, placed by the rendered (frame-snapped) ones.
+  const edited = retimeTranscript(transcript, result.keep, { intended: keep, pauses: planned.pauses });
   const written = [a.out];
   for (const format of a.captions) {
     const path = captionPath(a.out, format);

@@ -11,7 +11,7 @@ import webvtt from 'webvtt-parser';
 import { cleanText, renderSrt, renderVtt } from '../../engine/captions/index.ts';
 import type { Transcript } from '../../engine/types.ts';
 import { ApiError } from '../errors.ts';
-import type { CaptionTranscript } from '../storage/types.ts';
+import type { Captions, CaptionTranscript, Storage } from '../storage/types.ts';
 
 /** Byte cap on a caption file a caller sends. */
 export const MAX_CAPTION_BYTES = 1024 * 1024;
@@ -114,4 +114,32 @@ export function normalizeCaptions(
     })),
   };
   return { vtt: renderVtt(transcript), srt: renderSrt(transcript), transcript: storedTranscript(transcript) };
+}
+
+/** The stored transcript as the engine's shape (stored words carry no probability). */
+export function engineTranscript(c: CaptionTranscript): Transcript {
+  return {
+    language: c.language,
+    duration: c.duration,
+    segments: c.segments.map((s) => ({
+      start: s.start,
+      end: s.end,
+      text: s.text,
+      words: s.words.map((w) => ({ start: w.start, end: w.end, text: w.text, p: 1 })),
+    })),
+  };
+}
+
+/**
+ * Stored captions' transcript in the engine's shape: the one kept with them, or, for captions
+ * stored before transcripts were kept, their cues (segments without words).
+ */
+export function captionsTranscript(c: Pick<Captions, 'transcript' | 'vtt'>): Transcript {
+  return engineTranscript(c.transcript ?? normalizeCaptions('vtt', c.vtt).transcript);
+}
+
+/** A video's stored transcript in the engine's shape, or null when it has no captions. */
+export async function storedEngineTranscript(storage: Storage, videoId: string): Promise<Transcript | null> {
+  const c = await storage.getCaptions(videoId);
+  return c ? captionsTranscript(c) : null;
 }

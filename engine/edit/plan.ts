@@ -26,6 +26,16 @@ export interface Plan {
   pieces: Piece[];
   /** Output seconds. */
   duration: number;
+  /**
+   * Kept ranges too short to hold a frame (a sample, for audio) on the grid: not rendered. Their
+   * words, when any, land at the join (retimeTranscript).
+   */
+  dropped: Array<TimeRange & { input: number }>;
+  /**
+   * Cuts too short to remove a frame (a sample) on the grid: their pieces are joined and the cut's
+   * stretch stays in the output.
+   */
+  merged: Array<TimeRange & { input: number }>;
 }
 
 /** One input of a render and the ranges kept of it (in its own seconds). */
@@ -71,42 +81,70 @@ export function planPieces(keep: readonly TimeRange[], input: EditInput): Plan {
 export function planParts(parts: readonly PlanPart[], target: EditInput): Plan {
   const sr = target.audio?.sampleRate;
   const pieces: Piece[] = [];
-  if (target.video) {
-    const { num, den } = target.video.fps;
-    const sample = (frame: number) => (sr ? Math.round((frame * den * sr) / num) : 0);
-    let exactOut = 0;
-    let outFrames = 0;
-    parts.forEach(({ keep, input: media }, input) => {
-      const lastFrame = Math.ceil((media.duration * num) / den);
-      for (const r of keep) {
-        exactOut += r.end - r.start;
-        const from = Math.min(nearest((r.start * num) / den), lastFrame);
-        const to = Math.min(from + nearest((exactOut * num) / den) - outFrames, lastFrame);
-        if (to <= from) continue; // shorter than a frame: its time goes to the next piece
-        outFrames += to - from;
-        pieces.push({
-          input,
-          start: round6((from * den) / num),
-          end: round6((to * den) / num),
-          frames: [from, to],
-          samples: sr ? [sample(from), sample(to)] : undefined,
-        });
-      }
-    });
-    return { pieces, duration: round6((outFrames * den) / num) };
-  }
-  const rate = sr ?? 48_000;
-  let outSamples = 0;
+  const dropped: Plan['dropped'] = [];
+  const merged: Plan['merged'] = [];
+  // Video is cut on the frame grid, audio-only media on the sample grid.
+  const video = target.video;
+  const num = video ? video.fps.num : (sr ?? 48_000);
+  const den = video ? video.fps.den : 1;
+  const sample = (frame: number) => (video ? (sr ? Math.round((frame * den * sr) / num) : 0) : frame);
+  let exactOut = 0;
+  let outUnits = 0;
   parts.forEach(({ keep, input: media }, input) => {
+    const last = video ? Math.ceil((media.duration * num) / den) : nearest((media.duration * num) / den);
+    // The ranges on the grid: a cut that rounds to nothing joins its neighbours, a range that rounds to
+    // nothing goes. What is left alternates kept and cut stretches of at least one unit each, so the
+    // pieces below cannot overlap (each ends within one unit of its rounded end: see the README).
+    const grid: Array<{ start: number; end: number; from: number; to: number }> = [];
     for (const r of keep) {
-      const from = nearest(r.start * rate);
-      const to = nearest(Math.min(r.end, media.duration) * rate);
-      if (to <= from) continue;
-      outSamples += to - from;
-      pieces.push({ input, start: round6(from / rate), end: round6(to / rate), samples: [from, to] });
+      const from = Math.min(nearest((r.start * num) / den), last);
+      const to = Math.min(nearest((Math.min(r.end, media.duration) * num) / den), last);
+      const prev = grid[grid.length - 1];
+      if (prev && from <= prev.to) {
+        merged.push({ input, start: prev.end, end: r.start });
+        prev.end = r.end;
+        prev.to = Math.max(prev.to, to);
+      } else if (to <= from) {
+        dropped.push({ input, start: r.start, end: r.end });
+      } else {
+        grid.push({ start: r.start, end: r.end, from, to });
+      }
+    }
+    for (const g of grid) {
+      exactOut += g.end - g.start;
+      const from = g.from;
+      // The output offset is rounded from the exact one, not summed from rounded lengths: no drift.
+      const to = Math.min(from + nearest((exactOut * num) / den) - outUnits, last);
+      if (to <= from) {
+        dropped.push({ input, start: g.start, end: g.end });
+        continue;
+      }
+      const prev = pieces[pieces.length - 1];
+      if (prev && prev.input === input && from <= (prev.frames ?? prev.samples ?? [0, 0])[1]) {
+        // Rounding took the whole cut between them: one piece.
+        merged.push({ input, start: prev.end, end: round6((from * den) / num) });
+        extend(prev, to);
+      } else {
+        pieces.push(piece(input, from, to));
+      }
+      outUnits += to - from;
     }
   });
-  return { pieces, duration: round6(outSamples / rate) };
+  function piece(input: number, from: number, to: number): Piece {
+    return {
+      input,
+      start: round6((from * den) / num),
+      end: round6((to * den) / num),
+      ...(video ? { frames: [from, to] as [number, number] } : {}),
+      samples: sr || !video ? [sample(from), sample(to)] : undefined,
+    };
+  }
+  function extend(p: Piece, to: number): void {
+    p.end = round6((to * den) / num);
+    if (p.frames) p.frames = [p.frames[0], to];
+    if (p.samples) p.samples = [p.samples[0], sample(to)];
+  }
+  return { pieces, duration: round6((outUnits * den) / num), dropped, merged };
 }
 
 /** ffmpeg's channel layout for the joined audio of several inputs: mono stays mono, the rest is stereo. */

@@ -96,32 +96,52 @@ const transcript: Transcript = {
 };
 
 describe('retimeTranscript', () => {
-  it('maps kept words t ↦ t − a + o, drops words cut through and empty segments', () => {
-    // Keep [0, 1.2) and [2, 6): "there," (1–1.4) is cut through, "um," (1.6–1.9) removed.
+  it('maps kept words t ↦ t − a + o, drops words the cut takes most of, and empty segments', () => {
+    // Keep [0, 1.1) and [2, 6): "there," (1–1.4) loses three quarters, "um," (1.6–1.9) all of it.
     const r = retimeTranscript(transcript, [
-      { start: 0, end: 1.2 },
+      { start: 0, end: 1.1 },
       { start: 2, end: 6 },
     ]);
-    expect(r.duration).toBeCloseTo(5.2, 9);
+    expect(r.duration).toBeCloseTo(5.1, 9);
     expect(r.segments).toHaveLength(2);
     const [a, b] = r.segments;
     expect(a?.words?.map((x) => [x.text, x.start, x.end])).toEqual([
       ['Hello', 0.5, 0.9],
-      ['friend.', 1.3, 2],
+      ['friend.', 1.2, 1.9],
     ]);
     expect(a?.text).toBe(' Hello friend.');
     expect(a?.tokens).toBeUndefined();
-    expect([a?.start, a?.end]).toEqual([0.5, 2]);
+    expect([a?.start, a?.end]).toEqual([0.5, 1.9]);
     // Whole segment inside one range keeps its own bounds and text.
-    expect(b).toMatchObject({ start: 2.2, end: 5.2, text: ' Second line.' });
-    expect(b?.words?.[0]).toMatchObject({ start: 4.2, end: 4.6 });
+    expect(b).toMatchObject({ start: 2.1, end: 5.1, text: ' Second line.' });
+    expect(b?.words?.[0]).toMatchObject({ start: 4.1, end: 4.5 });
   });
 
-  it('keeps a segment without words only when it lies inside a kept range', () => {
+  it('keeps a word of which half is kept, clamped to its kept part', () => {
+    // "there," (1–1.4): [1.2, 1.4) kept is half of it.
+    const r = retimeTranscript(transcript, [{ start: 1.2, end: 3 }]);
+    expect(r.segments[0]?.words?.map((x) => [x.text, x.start, x.end])).toEqual([
+      ['there,', 0, 0.2],
+      ['um,', 0.4, 0.7],
+      ['friend.', 0.9, 1.6],
+    ]);
+  });
+
+  it('re-times a segment without words cue by cue, through its words estimated by character share', () => {
     expect(retimeTranscript(transcript, [{ start: 6.5, end: 10 }]).segments).toEqual([
       { start: 0.5, end: 2.5, text: ' No words here.' },
     ]);
-    expect(retimeTranscript(transcript, [{ start: 8, end: 10 }]).segments).toEqual([]);
+    // "No" [7, 7.4), "words" [7.4, 8.2), "here." [8.2, 9): from 8 on, only "here." is mostly kept.
+    expect(retimeTranscript(transcript, [{ start: 8, end: 10 }]).segments).toEqual([
+      { start: 0.2, end: 1, text: 'here.' },
+    ]);
+    // A cut inside the cue: the cue keeps its kept part, the struck word leaves its text.
+    expect(
+      retimeTranscript(transcript, [
+        { start: 6.5, end: 7.4 },
+        { start: 8.2, end: 10 },
+      ]).segments,
+    ).toEqual([{ start: 0.5, end: 1.7, text: 'No here.' }]);
   });
 
   it('refuses a keep list that is not sorted and disjoint', () => {
@@ -137,17 +157,13 @@ describe('retimeTranscript', () => {
 });
 
 describe('suggested cuts', () => {
-  it('shortens pauses over X to Y, never through a word or a speech span', () => {
+  it('shortens pauses over X to Y; without speech spans the words (and estimated cue words) stand in', () => {
     const cuts = suggestPauseCuts(transcript, { over: 0.8, to: 0.4 });
-    // Leading 0.5 s and the gaps inside segment 1 are short; 2.8 → 5 is a pause; so is 5.9 → 10.
+    // Leading 0.5 s and the gaps inside segment 1 are short; 2.8 → 5, 5.9 → 7 (the cue) and 9 → 10 are pauses.
     expect(cuts).toEqual([
-      { start: 3, end: 4.8 },
-      { start: 6.3, end: 10 },
-    ]);
-    const withSpeech = suggestPauseCuts(transcript, { over: 0.8, to: 0.4, speech: [{ start: 3.9, end: 4 }] });
-    expect(withSpeech.slice(0, 2)).toEqual([
-      { start: 3, end: 3.7 },
-      { start: 4.2, end: 4.8 },
+      { start: 3, end: 4.8, from: 2.2, to: 0.4 },
+      { start: 6.1, end: 6.8, from: 1.1, to: 0.4 },
+      { start: 9.4, end: 10, from: 1, to: 0.4 },
     ]);
     expect(code(() => suggestPauseCuts(transcript, { over: 0.5, to: 0.5 }))).toBe('EDIT_INVALID');
     expect(suggestPauseCuts({ language: 'en', duration: 5, segments: [] }, { over: 1, to: 0.2 })).toEqual([]);
@@ -155,8 +171,13 @@ describe('suggested cuts', () => {
 
   it('finds fillers from the language list and takes the gap after them', () => {
     expect(suggestFillerCuts(transcript)).toEqual([{ start: 1.6, end: 2.1 }]);
-    expect(['um', 'Umm,', 'uh…', 'erm', 'Hmm.', 'mhm'].every((x) => isFiller(x))).toBe(true);
-    expect(['umbrella', 'like', 'her', 'a', ''].some((x) => isFiller(x))).toBe(false);
+    expect(['um', 'Umm,', 'uh…', 'erm', 'Hmm.', 'mhm'].every((x) => isFiller(x, 'en'))).toBe(true);
+    expect(['umbrella', 'like', 'her', 'a', '', 'err', "e'er", 'mm', 'ER'].some((x) => isFiller(x, 'en'))).toBe(false);
+    // A language without a list has no fillers: Danish "er" is "is".
+    expect(isFiller('er', 'da')).toBe(false);
+    expect(suggestFillerCuts({ ...transcript, language: 'da' })).toEqual([]);
+    expect(isFiller('é', 'pt')).toBe(false);
+    expect(isFiller('u', 'nl')).toBe(false);
     expect(isFiller('ähm', 'de')).toBe(true);
     expect(isFiller('euh', 'fr')).toBe(true);
     expect(Object.keys(FILLER_PROMPTS)[0]).toBe('en');
@@ -180,18 +201,30 @@ describe('suggested cuts', () => {
 describe('planCuts', () => {
   it("checks the person's cuts as given, then merges the suggestions into them", () => {
     const req = { remove: [{ start: 1.5, end: 2.2 }], shortenPausesOver: 0.8, pauseTo: 0.4, removeFillers: true };
-    expect(planCuts(10, transcript, req)).toEqual({
-      remove: [
-        { start: 1.5, end: 2.2 },
-        { start: 3, end: 4.8 },
-        { start: 6.3, end: 10 },
-      ],
-      keep: [
-        { start: 0, end: 1.5 },
-        { start: 2.2, end: 3 },
-        { start: 4.8, end: 6.3 },
-      ],
-    });
+    const planned = planCuts(10, transcript, req);
+    // The struck 1.5–2.2 is transparent: nothing joins a pause there; the fillers' cut lies inside it.
+    expect(planned.remove).toEqual([
+      { start: 1.5, end: 2.2 },
+      { start: 3, end: 4.8 },
+      { start: 6.1, end: 6.8 },
+      { start: 9.4, end: 10 },
+    ]);
+    expect(planned.keep).toEqual([
+      { start: 0, end: 1.5 },
+      { start: 2.2, end: 3 },
+      { start: 4.8, end: 6.1 },
+      { start: 6.8, end: 9.4 },
+    ]);
+    expect(planned.pauses.map((p) => [p.start, p.end])).toEqual([
+      [3, 4.8],
+      [6.1, 6.8],
+      [9.4, 10],
+    ]);
+    expect(planned.fillers).toEqual([{ start: 1.6, end: 2.1 }]);
+    expect(planned.fillersUnsupported).toBeUndefined();
+    const danish = planCuts(10, { ...transcript, language: 'da' }, { removeFillers: true });
+    expect(danish.fillers).toEqual([]);
+    expect(danish.fillersUnsupported).toMatch(/no filler list for language 'da'/);
     const outOfOrder = {
       remove: [
         { start: 3, end: 4 },
@@ -201,6 +234,6 @@ describe('planCuts', () => {
     };
     expect(code(() => planCuts(10, transcript, outOfOrder))).toBe('EDIT_INVALID');
     // A suggestion drawn past the media's end (the transcript says 10 s, the file 9.9 s) is clamped.
-    expect(planCuts(9.9, transcript, { shortenPausesOver: 0.8 }).keep.at(-1)).toEqual({ start: 4.85, end: 6.2 });
+    expect(planCuts(9.9, transcript, { shortenPausesOver: 0.8 }).keep.at(-1)).toEqual({ start: 6.85, end: 9.3 });
   });
 });

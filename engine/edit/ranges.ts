@@ -111,3 +111,41 @@ export function checkKeep(keep: readonly TimeRange[], duration?: number): TimeRa
   }
   return out;
 }
+
+/** `a` minus `b`: both sorted and disjoint (as `mergeRanges` gives them); the pieces of `a` left, in order. */
+export function subtractRanges(a: readonly TimeRange[], b: readonly TimeRange[]): TimeRange[] {
+  const out: TimeRange[] = [];
+  let j = 0;
+  for (const r of a) {
+    let at = r.start;
+    while (j < b.length && (b[j] as TimeRange).end <= at) j++;
+    let k = j;
+    while (k < b.length && (b[k] as TimeRange).start < r.end) {
+      const c = b[k] as TimeRange;
+      if (c.start > at) out.push({ start: at, end: c.start });
+      at = Math.max(at, c.end);
+      k++;
+    }
+    if (at < r.end) out.push({ start: at, end: r.end });
+  }
+  return out;
+}
+
+/** How much of [start, end) the sorted, disjoint `ranges` cover. */
+export function coveredLength(start: number, end: number, ranges: readonly TimeRange[]): number {
+  let sum = 0;
+  // Binary search for the first range that ends after `start`.
+  let lo = 0;
+  let hi = ranges.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((ranges[mid] as TimeRange).end <= start) lo = mid + 1;
+    else hi = mid;
+  }
+  for (let i = lo; i < ranges.length; i++) {
+    const r = ranges[i] as TimeRange;
+    if (r.start >= end) break;
+    sum += Math.min(end, r.end) - Math.max(start, r.start);
+  }
+  return Math.max(0, sum);
+}

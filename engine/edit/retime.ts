@@ -1,77 +1,154 @@
 /**
  * A transcript re-timed onto an edited file from the source's own word times, with no new
  * transcription: a kept range [a, b) that starts at output time o maps t ↦ t − a + o.
+ *
+ * Which words stay is decided on the ranges the edit meant to keep (`intended`, the planner's, before
+ * snapping to frames); where they land, on the ranges as rendered (`keep`). A word stays when the
+ * kept ranges hold at least half of it, measured without the pause cuts (`pauses`: silence inside a
+ * DTW word's span is cut to shorten a pause, and that shrinks the word, never drops it). A word
+ * partly cut is clamped to its kept part. Snapping moves a cut's edge by up to a frame and a half
+ * (plan.ts), which never decides a word.
+ *
+ * Segments without word times (the cues of stored VTT/SRT captions) are re-timed cue by cue through
+ * their words estimated by character share (words.ts, the watch page's rule): a cue keeps its kept
+ * words' text and spans their kept part; struck words leave its text.
  */
 
 import type { Segment, Transcript, Word } from '../types.ts';
-import { checkKeep, type TimeRange, totalDuration } from './ranges.ts';
+import { checkKeep, coveredLength, mergeRanges, type TimeRange, totalDuration } from './ranges.ts';
+import { estimateCueWords, hasWordTimes } from './words.ts';
 
-/** Float slack when testing whether a word lies inside a kept range (word times are in centiseconds). */
+/** Float slack for times (word times are in centiseconds or milliseconds). */
 const EPS = 1e-6;
 
 /** Languages written without spaces between words: a partly kept segment's text joins its words bare. */
 const NO_SPACE_LANGUAGES = new Set(['zh', 'ja', 'th', 'lo', 'my', 'km', 'bo', 'yue']);
 
-interface Placed {
-  range: TimeRange;
-  /** Where the range starts in the output. */
-  out: number;
-}
-
-/** Index of the kept range holding [start, end) wholly, or -1 (binary search: ranges are sorted). */
-function holder(placed: readonly Placed[], start: number, end: number): number {
-  let lo = 0;
-  let hi = placed.length - 1;
-  let found = -1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    if ((placed[mid] as Placed).range.start <= start + EPS) {
-      found = mid;
-      lo = mid + 1;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  if (found < 0) return -1;
-  const r = (placed[found] as Placed).range;
-  return start < r.end && end <= r.end + EPS ? found : -1;
+export interface RetimeOptions {
+  /**
+   * The ranges the edit meant to keep (planCuts' `keep`, before the render snapped them to frames):
+   * words are kept or dropped by these. Default: `keep`.
+   */
+  intended?: readonly TimeRange[];
+  /** The pause cuts (planCuts' `pauses`): a word is measured without them. */
+  pauses?: readonly TimeRange[];
 }
 
 const round = (t: number) => Math.round(t * 1e6) / 1e6;
 
-function mapWord(w: Word, p: Placed): Word {
-  const shift = p.out - p.range.start;
-  return { ...w, start: round(Math.max(p.out, w.start + shift)), end: round(w.end + shift) };
-}
+/** Source time → output time through the rendered ranges; a time in a cut lands at the join. */
+class Mapper {
+  readonly #ranges: readonly TimeRange[];
+  readonly #out: number[] = [];
 
-function joinWords(words: readonly Word[], language: string): string {
-  const sep = NO_SPACE_LANGUAGES.has(language) ? '' : ' ';
-  return `${sep}${words.map((w) => w.text).join(sep)}`;
-}
-
-function retimeSegment(s: Segment, placed: readonly Placed[], language: string): Segment | null {
-  if (!s.words || s.words.length === 0) {
-    // No word times: the segment stays only when it lies wholly inside one kept range.
-    const i = holder(placed, s.start, s.end);
-    if (i < 0) return null;
-    const p = placed[i] as Placed;
-    return { ...s, start: round(s.start - p.range.start + p.out), end: round(s.end - p.range.start + p.out) };
+  constructor(ranges: readonly TimeRange[]) {
+    this.#ranges = ranges;
+    let out = 0;
+    for (const r of ranges) {
+      this.#out.push(out);
+      out += r.end - r.start;
+    }
   }
+
+  map(t: number): number {
+    const rs = this.#ranges;
+    let lo = 0;
+    let hi = rs.length - 1;
+    let found = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if ((rs[mid] as TimeRange).start <= t) {
+        found = mid;
+        lo = mid + 1;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    if (found < 0) return 0;
+    const r = rs[found] as TimeRange;
+    const o = this.#out[found] as number;
+    return round(o + Math.min(t, r.end) - r.start);
+  }
+}
+
+/** The kept part [from, to] of a span, or null when the cut takes most of it. */
+class Judge {
+  readonly #keep: readonly TimeRange[];
+  readonly #pauses: readonly TimeRange[];
+
+  constructor(keep: readonly TimeRange[], pauses: readonly TimeRange[]) {
+    this.#keep = keep;
+    this.#pauses = pauses;
+  }
+
+  keptPart(s: number, e: number): [number, number] | null {
+    const keep = this.#keep;
+    if (!Number.isFinite(s) || !Number.isFinite(e)) return null;
+    if (!(e - s > EPS)) {
+      // A point: kept when a kept range holds it (its edges included).
+      return keep.some((r) => r.start - EPS <= s && s <= r.end + EPS) ? [s, s] : null;
+    }
+    const len = e - s;
+    const kept = coveredLength(s, e, keep);
+    let speech = len - coveredLength(s, e, this.#pauses);
+    let keptSpeech = kept;
+    if (this.#pauses.length > 0) {
+      // Kept time that is also pause (the render's snapping can overlap a pause cut by a frame).
+      for (const r of keep) {
+        if (r.end <= s) continue;
+        if (r.start >= e) break;
+        keptSpeech -= coveredLength(Math.max(s, r.start), Math.min(e, r.end), this.#pauses);
+      }
+    }
+    if (speech <= EPS) {
+      speech = len;
+      keptSpeech = kept;
+    }
+    if (keptSpeech < speech / 2 - EPS) return null;
+    let from = e;
+    let to = s;
+    for (const r of keep) {
+      if (r.end <= s) continue;
+      if (r.start >= e) break;
+      from = Math.min(from, Math.max(s, r.start));
+      to = Math.max(to, Math.min(e, r.end));
+    }
+    return from <= to ? [from, to] : null;
+  }
+
+  /** Whether [s, e] lies inside one kept range. */
+  inside(s: number, e: number): boolean {
+    return this.#keep.some((r) => r.start - EPS <= s && e <= r.end + EPS);
+  }
+}
+
+function joinWords(words: readonly string[], language: string): string {
+  const sep = NO_SPACE_LANGUAGES.has(language) ? '' : ' ';
+  return `${sep}${words.join(sep)}`;
+}
+
+function retimeWords(s: Segment, judge: Judge, m: Mapper, language: string): Segment | null {
+  const source = s.words ?? [];
   const words: Word[] = [];
-  for (const w of s.words) {
-    const i = holder(placed, w.start, w.end);
-    if (i >= 0) words.push(mapWord(w, placed[i] as Placed));
+  for (const w of source) {
+    const part = judge.keptPart(w.start, w.end);
+    if (part) words.push({ ...w, start: m.map(part[0]), end: m.map(part[1]) });
   }
   if (words.length === 0) return null;
-  const whole = words.length === s.words.length;
+  const whole = words.length === source.length;
   // A whole segment inside one range keeps its own bounds; otherwise it spans its kept words.
-  const one = whole ? holder(placed, s.start, s.end) : -1;
-  const shift = one >= 0 ? (placed[one] as Placed).out - (placed[one] as Placed).range.start : 0;
-  const start = one >= 0 ? round(s.start + shift) : (words[0] as Word).start;
-  const end = one >= 0 ? round(s.end + shift) : (words[words.length - 1] as Word).end;
-  const out: Segment = { ...s, start, end, words };
+  const own = whole && judge.inside(s.start, s.end);
+  const out: Segment = {
+    ...s,
+    start: own ? m.map(s.start) : (words[0] as Word).start,
+    end: own ? m.map(s.end) : (words[words.length - 1] as Word).end,
+    words,
+  };
   if (!whole) {
-    out.text = joinWords(words, language);
+    out.text = joinWords(
+      words.map((w) => w.text),
+      language,
+    );
     // Token ids and their statistics describe text that is no longer all there.
     delete out.tokens;
     delete out.avgLogprob;
@@ -79,23 +156,51 @@ function retimeSegment(s: Segment, placed: readonly Placed[], language: string):
   return out;
 }
 
-/**
- * `t` as it reads on the file that keeps only `keep` (sorted, disjoint; touching ranges are joined).
- * Words wholly inside a kept range move to their output time; a word cut through is dropped; a
- * segment keeps its kept words (text rebuilt from them when some went) and goes when none is left.
- * `duration` becomes the kept total.
- */
-export function retimeTranscript(t: Transcript, keep: readonly TimeRange[]): Transcript {
-  const ranges = checkKeep(keep);
-  const placed: Placed[] = [];
-  let out = 0;
-  for (const range of ranges) {
-    placed.push({ range, out });
-    out += range.end - range.start;
+/** A cue without word times: its estimated words decide what stays (the struck ones leave its text). */
+function retimeCue(s: Segment, judge: Judge, m: Mapper): Segment | null {
+  const estimated = estimateCueWords(s);
+  if (estimated.length === 0) {
+    const part = judge.keptPart(s.start, s.end);
+    return part ? { ...s, start: m.map(part[0]), end: m.map(part[1]) } : null;
   }
+  const kept: Array<{ text: string; from: number; to: number }> = [];
+  for (const w of estimated) {
+    const part = judge.keptPart(w.start, w.end);
+    if (part) kept.push({ text: w.text, from: part[0], to: part[1] });
+  }
+  if (kept.length === 0) return null;
+  if (kept.length === estimated.length && judge.inside(s.start, s.end)) {
+    return { ...s, start: m.map(s.start), end: m.map(s.end) };
+  }
+  const out: Segment = {
+    ...s,
+    start: m.map((kept[0] as (typeof kept)[number]).from),
+    end: m.map((kept[kept.length - 1] as (typeof kept)[number]).to),
+    text: kept.map((k) => k.text).join(' '),
+  };
+  delete out.tokens;
+  delete out.avgLogprob;
+  return out;
+}
+
+/**
+ * `t` as it reads on the file that keeps only `keep` (sorted, disjoint; touching ranges are joined:
+ * the ranges as rendered, `RenderEditResult.keep`). Words move to their output time, clamped to
+ * their kept part; a word the cut takes most of is dropped (decided on `opts.intended` when given);
+ * a segment keeps its kept words (text rebuilt from them when some went) and goes when none is left.
+ * `duration` becomes the kept total. Every other field of `t` (its language, its source) stays.
+ */
+export function retimeTranscript(t: Transcript, keep: readonly TimeRange[], opts: RetimeOptions = {}): Transcript {
+  const ranges = checkKeep(keep);
+  const decide = opts.intended ? checkKeep(opts.intended) : ranges;
+  const pauses = mergeRanges(
+    (opts.pauses ?? []).filter((p) => p.end > p.start).map(({ start, end }) => ({ start, end })),
+  );
+  const judge = new Judge(decide, pauses);
+  const m = new Mapper(ranges);
   const segments: Segment[] = [];
   for (const s of t.segments) {
-    const r = retimeSegment(s, placed, t.language);
+    const r = hasWordTimes(s) ? retimeWords(s, judge, m, t.language) : retimeCue(s, judge, m);
     if (r) segments.push(r);
   }
   return { ...t, duration: round(totalDuration(ranges)), segments };
