@@ -22,6 +22,7 @@ import { privateByDefault } from './http-cache.ts';
 import { requireViewer, ShareGuard } from './media/access.ts';
 import { CaptionJobs } from './media/caption-jobs.ts';
 import type { DataPlaneOptions } from './media/data-plane.ts';
+import { EditSuggester } from './media/edit-suggestions.ts';
 import { EditRenders } from './media/edits.ts';
 import { MediaFiles } from './media/files.ts';
 import { resolveOwnMedia } from './media/own-media.ts';
@@ -33,6 +34,7 @@ import { lazyChildLogger } from './request-logger.ts';
 import { type AgentOptions, agentRoutes } from './routes/agent.ts';
 import { appPageRoutes } from './routes/app-page.ts';
 import { captionRoutes } from './routes/captions.ts';
+import { editSuggestionRoutes } from './routes/edit-suggestions.ts';
 import { editRoutes } from './routes/edits.ts';
 import { folderRoutes } from './routes/folders.ts';
 import { mediaRoutes } from './routes/media.ts';
@@ -333,6 +335,8 @@ async function dataPlaneRoutes(
   await mediaRoutes(app, dataPlane);
   await projectRoutes(app, { ...dataPlane, mediaHosts: config.mediaHosts, sourcePorts: config.sourcePorts });
   await editRoutes(app, { ...dataPlane, edits, mediaHosts: config.mediaHosts, sourcePorts: config.sourcePorts });
+  const suggester = new EditSuggester({ storage, files, maxDurationSec: config.maxDurationSec });
+  await editSuggestionRoutes(app, { storage, suggester });
   const uploads = new Uploads({
     ...dataPlane,
     authSecret: config.authSecret,
@@ -370,7 +374,7 @@ async function dataPlaneRoutes(
   sweeper.unref();
   app.addHook('onClose', async () => {
     clearInterval(sweeper);
-    await Promise.all([jobs.close(), edits.close()]);
+    await Promise.all([jobs.close(), edits.close(), suggester.close()]);
   });
   return { lanes, dataPlane };
 }
