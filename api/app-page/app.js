@@ -1,5 +1,6 @@
 // The /app page (a module): upload (tus-js-client, retried and resumed from the server's offset after a
-// dropped connection), list, play with the caption track, download captions, delete. Loaded as a
+// dropped connection), list, play with the caption track, download captions, delete; the projects,
+// and a new one. Loaded as a
 // file (the page's CSP allows no inline script); every text goes in through textContent.
 // Below 640 px the list's rows are cards (app.css): the same table, so one DOM for both widths.
 
@@ -232,6 +233,24 @@ async function upload(file, title) {
   setStatus(`Uploaded “${init.title}”. Captions are on their way.`);
 }
 
+/** The workspace's projects, newest first, and "New project", which opens the new one's page. */
+async function refreshProjects() {
+  const { projects } = await call('/api/projects?limit=20');
+  $('projects').replaceChildren(
+    ...projects.map((p) => {
+      const li = document.createElement('li');
+      li.append(link(p.title, `/app/projects/${p.id}`), ` · ${p.clips.length} clip${p.clips.length === 1 ? '' : 's'}`);
+      return li;
+    }),
+  );
+}
+
+async function newProject() {
+  const n = $('projects').childElementCount + 1;
+  const made = await call('/api/projects', { method: 'POST', body: JSON.stringify({ title: `Project ${n}` }) });
+  location.assign(`/app/projects/${made.id}`);
+}
+
 async function main() {
   const user = await session();
   if (!user) {
@@ -252,7 +271,8 @@ async function main() {
     }
   });
   $('more').addEventListener('click', () => refresh(true).catch((e) => setStatus(e.message, true)));
-  await refresh();
+  $('new-project').addEventListener('click', () => newProject().catch((e) => setStatus(e.message, true)));
+  await Promise.all([refresh(), refreshProjects()]);
   document.body.dataset.ready = 'true';
 }
 

@@ -121,6 +121,28 @@ export function clock(sec) {
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
 }
 
+/** 0:04.0, 12:07.5: seconds to the tenth, as an edit's times are shown. */
+export function clockTenths(sec) {
+  const tenths = Math.round(Math.max(0, sec) * 10);
+  const m = Math.floor(tenths / 600);
+  const s = (tenths % 600) / 10;
+  return `${m}:${s.toFixed(1).padStart(4, '0')}`;
+}
+
+/** A small stroked SVG icon of path `d` on a 16×16 grid: text glyphs (⏸, ↶) are missing from some system fonts. */
+export function icon(d) {
+  const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
+  svg.setAttribute('viewBox', '0 0 16 16');
+  svg.setAttribute('width', '16');
+  svg.setAttribute('height', '16');
+  svg.setAttribute('aria-hidden', 'true');
+  svg.classList.add('icon');
+  const path = document.createElementNS('http://www.w3.org/2000/svg', 'path');
+  path.setAttribute('d', d);
+  svg.append(path);
+  return svg;
+}
+
 /** Calls `check` until it answers true, waiting longer each time (1 s doubling to `maxMs`, 15 s by default). */
 export async function pollWithBackoff(check, signal, maxMs = 15000) {
   let delay = 1000;

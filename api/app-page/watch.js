@@ -48,7 +48,8 @@ function captionState(text, state) {
 const ms = (sec) => Math.round(sec * 1000);
 const seconds = (t) => (t / 1000).toFixed(3);
 
-function addWord(p, text, startSec, endSec, space) {
+/** `ref`: the word's place in the transcript (segment, word), which the edit draft names it by. */
+function addWord(p, text, startSec, endSec, space, ref) {
   const start = ms(startSec);
   const end = Math.max(start, ms(endSec));
   const w = document.createElement('span');
@@ -57,31 +58,33 @@ function addWord(p, text, startSec, endSec, space) {
   w.tabIndex = -1;
   w.dataset.start = seconds(start);
   w.dataset.end = seconds(end);
+  w.dataset.seg = String(ref.segment);
+  w.dataset.word = String(ref.word);
   if (space && p.childNodes.length > 0) p.append(' ');
   p.append(w);
   words.push({ el: w, start, end, key: normalize(text) });
 }
 
 /** A segment's words as the engine timed them; the segment text says which are glued ("Americans" + ","). */
-function timedWords(p, seg) {
+function timedWords(p, seg, segment) {
   let cursor = 0;
-  for (const w of seg.words) {
+  for (const [word, w] of seg.words.entries()) {
     const at = seg.text.indexOf(w.text, cursor);
     const glued = at >= 0 && at === cursor;
     if (at >= 0 && seg.text.slice(cursor, at).trim() === '') cursor = at + w.text.length;
-    addWord(p, w.text, w.start, w.end, !glued);
+    addWord(p, w.text, w.start, w.end, !glued, { segment, word });
   }
 }
 
 /** No word times: each word gets its share of the segment's time by characters. */
-function splitWords(p, seg) {
+function splitWords(p, seg, segment) {
   const tokens = seg.text.split(/\s+/).filter(Boolean);
   const total = tokens.reduce((n, t) => n + t.length + 1, 0);
   const span = seg.end - seg.start;
   let at = seg.start;
   for (const [i, token] of tokens.entries()) {
     const end = i === tokens.length - 1 ? seg.end : at + (span * (token.length + 1)) / total;
-    addWord(p, token, at, end, true);
+    addWord(p, token, at, end, true, { segment, word: i });
     at = end;
   }
 }
@@ -92,10 +95,10 @@ function renderTranscript(segments) {
   box.replaceChildren();
   words.length = 0;
   current = null;
-  for (const seg of segments) {
+  for (const [i, seg] of segments.entries()) {
     const p = document.createElement('p');
-    if (seg.words.length > 0) timedWords(p, seg);
-    else splitWords(p, seg);
+    if (seg.words.length > 0) timedWords(p, seg, i);
+    else splitWords(p, seg, i);
     if (p.childNodes.length > 0) box.append(p);
   }
   // By start, and among equal starts by end: an empty word never hides the one that starts with it.

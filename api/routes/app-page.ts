@@ -4,7 +4,9 @@
  * origin only, no inline script, media and tracks from our media origin, nothing framed:
  * - /app: the signed-in library (upload, list, captions, delete);
  * - /app/record: record the screen and microphone, as a guest or signed in, uploading while recording;
- * - /app/videos/{id}: watch with captions and read along, for owners and through share links.
+ * - /app/videos/{id}: watch with captions and read along, for owners and through share links;
+ *   members edit by transcript there (edit.js), with a draft kept per video;
+ * - /app/projects/{id}: a project's clips, added from your videos, reordered and exported.
  * The browser talks to the origin it loaded the page from (never PUBLIC_URL's spelling of it),
  * so the page works at 127.0.0.1 and at localhost alike. Registered in named steps: the files
  * read once, the three pages, the watch page's view of the gates, and the scripts and stylesheet.
@@ -49,7 +51,7 @@ export interface AppPageOptions {
 }
 
 type Asset = { type: string; body: Buffer };
-type Pages = { library: Buffer; record: Buffer; watch: Buffer };
+type Pages = { library: Buffer; record: Buffer; watch: Buffer; project: Buffer };
 
 /** Small files, read once at start-up: the pages are the same for everyone. */
 function loadAssets(): Record<string, Asset> {
@@ -63,6 +65,8 @@ function loadAssets(): Record<string, Asset> {
     'record.js': script('record.js'),
     'watch.js': script('watch.js'),
     'edit.js': script('edit.js'),
+    'select.js': script('select.js'),
+    'project.js': script('project.js'),
     'icon.svg': { type: 'image/svg+xml', body: readFileSync(join(PAGE_DIR, 'icon.svg')) },
     'app.css': { type: 'text/css; charset=utf-8', body: readFileSync(join(PAGE_DIR, 'app.css')) },
     'edit.css': { type: 'text/css; charset=utf-8', body: readFileSync(join(PAGE_DIR, 'edit.css')) },
@@ -84,7 +88,12 @@ function loadPages(o: AppPageOptions): Pages {
         .replaceAll('__MEDIA_ORIGIN__', mediaMeta)
         .replaceAll('__MODEL__', synthetic),
     );
-  return { library: page('index.html'), record: page('record.html'), watch: page('watch.html') };
+  return {
+    library: page('index.html'),
+    record: page('record.html'),
+    watch: page('watch.html'),
+    project: page('project.html'),
+  };
 }
 
 function pageSender(csp: string) {
@@ -97,7 +106,10 @@ function pageSender(csp: string) {
   };
 }
 
-/** /app (signed in), /app/record and /app/videos/{id} (anyone; the gates apply to what the page loads). */
+/**
+ * /app and /app/projects/{id} (signed in), /app/record and /app/videos/{id} (anyone; the gates apply
+ * to what the page loads).
+ */
 function registerPages(app: FastifyInstance, pages: Pages, sendPage: ReturnType<typeof pageSender>): void {
   app.get(
     '/app',
@@ -141,6 +153,35 @@ function registerPages(app: FastifyInstance, pages: Pages, sendPage: ReturnType<
       },
     },
     async (_request, reply) => sendPage(reply, pages.watch),
+  );
+
+  app.get(
+    '/app/projects/:id',
+    {
+      schema: {
+        operationId: 'getProjectPage',
+        tags: ['app'],
+        summary:
+          "A project's clips: add from your videos (in and out by the player or by words), reorder, export. Signed in.",
+        params: {
+          type: 'object',
+          required: ['id'],
+          properties: { id: { type: 'string', minLength: 1, maxLength: 100 } },
+        },
+        response: {
+          ...htmlPage,
+          302: { description: 'Not signed in: to the sign-in page', type: 'null' },
+          400: errorRef,
+        },
+      },
+    },
+    async (request, reply) => {
+      if (!request.auth) {
+        const next = `/app/projects/${encodeURIComponent((request.params as { id: string }).id)}`;
+        return reply.redirect(`/api/auth/signin?next=${encodeURIComponent(next)}`, 302);
+      }
+      return sendPage(reply, pages.project);
+    },
   );
 }
 
@@ -201,6 +242,8 @@ function registerAssets(app: FastifyInstance, assets: Record<string, Asset>): vo
   app.get(
     '/app/:asset',
     {
+      // Static files read once at start-up: not counted against anyone's budget (api/ratelimit.ts).
+      config: { rateLimit: false },
       schema: {
         operationId: 'getAppAsset',
         tags: ['app'],
