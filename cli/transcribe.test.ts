@@ -34,12 +34,23 @@ afterAll(async () => {
 });
 
 describe('transcribe CLI', () => {
-  it('--self-check --model synthetic-micro --flash-attn: batching verified, exit 0', async () => {
-    const r = await transcribe(['--self-check', '--model', 'synthetic-micro', '--flash-attn']);
+  it('--self-check --model synthetic-micro --flash-attn --format json: the verdict as JSON, 4 windows wide, exit 0', async () => {
+    const r = await transcribe(['--self-check', '--model', 'synthetic-micro', '--flash-attn', '--format', 'json']);
     expect(r.stderr).toBe('');
-    expect(r.stdout).toMatch(
-      /^batching verified \(cpu, per-call attention, flash attention on, encoder batch 4, model synthetic-micro\)/,
-    );
+    const v = JSON.parse(r.stdout);
+    // The default batch of 4: four canary windows, all in one decoder step and one encoder graph.
+    expect(v).toMatchObject({
+      status: 'verified',
+      backend: 'cpu',
+      batchSize: 4,
+      widestStep: 4,
+      widestEncode: 4,
+      stepLimit: 4,
+      encodeLimit: 4,
+      model: 'synthetic-micro',
+      flashAttn: true,
+    });
+    expect(v.textTokens).toHaveLength(4);
     expect(r.code).toBe(0);
   }, 300_000);
 
@@ -179,6 +190,11 @@ describe('transcribe CLI', () => {
       const withFile = await transcribe(['--self-check', JFK.wav]);
       expect(withFile.code).toBe(2);
       expect(withFile.stderr).toMatch(/^error: USAGE --self-check takes no <file-or-url>/m);
+      const vtt = await transcribe(['--self-check', '--format', 'vtt']);
+      expect(vtt.code).toBe(2);
+      expect(vtt.stderr).toMatch(
+        /^error: USAGE --self-check prints its verdict as a line, or as JSON with --format json/m,
+      );
       const one = await transcribe(['--self-check', '--batch-size', '1']);
       expect(one.code).toBe(2);
       expect(one.stderr).toMatch(/^error: USAGE --self-check needs a --batch-size of at least 2/m);

@@ -23,7 +23,7 @@ const SELF_CHECK_BATCH = 4;
 const EXIT_FELL_BACK = 3;
 
 const USAGE = `usage: transcribe <file-or-url> [options]
-       transcribe --self-check [--model NAME|PATH] [--batch-size N] [--threads N] [--[no-]flash-attn]
+       transcribe --self-check [--model NAME|PATH] [--batch-size N] [--threads N] [--[no-]flash-attn] [--format json]
 
   --model NAME|PATH       model name from the manifest, a synthetic-* model, or a ggml file (default ${DEFAULT_MODEL})
   --language xx           ISO-639-1 hint (default: detect)
@@ -44,7 +44,8 @@ const USAGE = `usage: transcribe <file-or-url> [options]
   --models-dir DIR        model cache directory
   --offline               never download a model; fail with MODEL_NOT_AVAILABLE instead
   --self-check            decode the batched decoder's canary alone and batched (B = --batch-size,
-                          default ${SELF_CHECK_BATCH}) and print the verdict: exit 0 verified, 3 fell back, 1 error
+                          default ${SELF_CHECK_BATCH}; B windows, the widest step) and print the verdict in one
+                          line, or as JSON with --format json: exit 0 verified, 3 fell back, 1 error
   -h, --help`;
 
 const FORMATS = new Set<CaptionFormat>(['json', 'vtt', 'srt', 'txt']);
@@ -145,11 +146,21 @@ async function selfCheck(values: Exclude<ReturnType<typeof parse>, 'help'>['valu
     if (v === undefined) throw new Error('the model loaded unbatched; nothing to check');
     const flash = model.info.flashAttn ? 'flash attention on' : 'flash attention off';
     const where = `${v.backend}, ${v.batchAttention} attention, ${flash}, encoder batch ${v.encodeBatch}, model ${values.model ?? DEFAULT_MODEL}`;
+    const exit = v.status === 'verified' ? 0 : v.status === 'inconclusive' ? 1 : EXIT_FELL_BACK;
+    if (values.verdictJson) {
+      const json = { ...v, model: values.model ?? DEFAULT_MODEL, flashAttn: model.info.flashAttn };
+      process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
+      return exit;
+    }
     if (v.status === 'verified') {
+      const width =
+        v.stepLimit < v.batchSize
+          ? `; only ${v.stepLimit} of ${v.batchSize} windows met in one step, so batches stop at ${v.stepLimit}`
+          : `; widest step ${v.widestStep} windows, widest encoder graph ${v.widestEncode}`;
       process.stdout.write(
-        `batching verified (${where}): the canary decodes the same alone and batched (${v.ms} ms)\n`,
+        `batching verified (${where}): the canary decodes the same alone and batched (${v.ms} ms${width})\n`,
       );
-      return 0;
+      return exit;
     }
     if (v.status === 'inconclusive') {
       const code: CliErrorCode = 'SELF_CHECK_INCONCLUSIVE';
@@ -157,13 +168,13 @@ async function selfCheck(values: Exclude<ReturnType<typeof parse>, 'help'>['valu
         `error: ${code} the canary proved nothing (${where}; text tokens compared per window: ` +
           `${v.textTokens.join(', ')}, or its windows never shared a batched step): batching stays off; run it again\n`,
       );
-      return 1;
+      return exit;
     }
     process.stdout.write(
       `batching FELL BACK to unbatched decoding (${where}): ${v.differences.length} difference(s)\n` +
         v.differences.map((d) => `  ${d}\n`).join(''),
     );
-    return EXIT_FELL_BACK;
+    return exit;
   } finally {
     await model.close();
   }
@@ -172,7 +183,7 @@ async function selfCheck(values: Exclude<ReturnType<typeof parse>, 'help'>['valu
 const OPTIONS = {
   model: { type: 'string' },
   language: { type: 'string' },
-  format: { type: 'string', default: 'json' },
+  format: { type: 'string' },
   out: { type: 'string' },
   'no-word-timestamps': { type: 'boolean' },
   threads: { type: 'string' },
@@ -204,7 +215,11 @@ function parse(argv: string[]) {
   const selfCheck = values['self-check'] === true;
   if (selfCheck && positionals.length > 0) throw new UsageError('--self-check takes no <file-or-url>');
   if (!selfCheck && positionals.length !== 1) throw new UsageError('expected exactly one <file-or-url>');
-  const format = values.format as CaptionFormat;
+  // --self-check prints its verdict as one line, or as JSON when --format json is given explicitly.
+  if (selfCheck && values.format !== undefined && values.format !== 'json') {
+    throw new UsageError('--self-check prints its verdict as a line, or as JSON with --format json');
+  }
+  const format = (values.format ?? 'json') as CaptionFormat;
   if (!FORMATS.has(format)) throw new UsageError(`--format must be one of ${[...FORMATS].join(', ')}`);
   if (values.language !== undefined && !/^[a-z]{2,3}$|^auto$/.test(values.language)) {
     throw new UsageError(`--language must be an ISO-639-1 code like 'en', got '${values.language}'`);
@@ -230,6 +245,7 @@ function parse(argv: string[]) {
     values: {
       ...values,
       format,
+      verdictJson: selfCheck && values.format === 'json',
       threads: positiveInt('threads', values.threads),
       concurrency: positiveInt('concurrency', values.concurrency),
       'batch-size':

@@ -7,8 +7,8 @@
 #                        (cli, bench, server, quantize, vad-speech-segments, parakeet-*, deprecation-warning) plus their common files
 #   napi.tar.xz          node-api-headers and node-addon-api headers (the addon's build, no network)
 #   fixtures/            jfk.wav (the synthetic model generator's inputs ship in the repository: models/assets)
-#   sources.txt          the repository files the harness runs: the import closure of gpu/bench.ts and
-#                        gpu/gen-model.ts (lib/import-closure.ts; packing stops if it names a package, since
+#   sources.txt          the repository files the harness runs: the import closure of gpu/bench.ts,
+#                        gpu/gen-model.ts, gpu/smoke.ts and gpu/encoder-variants.ts (lib/import-closure.ts; packing stops if it names a package, since
 #                        the host has no node_modules), engine/asr/native, models/assets (the generator's
 #                        vocabulary), the scripts, the package.json files
 #   prebuilt-cuda/       with --prebuilt-cuda: the CUDA build of the addon, whisper-cli and whisper-bench
@@ -18,7 +18,7 @@
 #                        Without --prebuilt-cuda an earlier one is kept: run.sh checks its sources hash.
 # With --standalone FILE.tar it also writes one tar holding those sources and .carry/gpu/ laid out as a
 # checkout: extract it anywhere and run `bash benchmarks/gpu/run.sh` there (no repository needed).
-#   bash benchmarks/gpu/pack.sh [OUT_DIR] [--standalone FILE.tar] [--prebuilt-cuda [--cublas DIR|WHEEL] [--jobs N]]
+#   bash benchmarks/gpu/pack.sh [OUT_DIR] [--standalone FILE.tar] [--prebuilt-cuda [--cublas DIR|WHEEL] [--jobs N] [--full]]
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$repo/.carry/gpu"
@@ -30,6 +30,7 @@ while [[ $# -gt 0 ]]; do
     --standalone) standalone="$2"; shift 2 ;;
     --prebuilt-cuda) prebuilt=1; shift ;;
     --cublas | --jobs) prebuilt_args+=("$1" "$2"); shift 2 ;;
+    --full) prebuilt_args+=("$1"); shift ;;
     -*) echo "pack: unknown argument $1" >&2; exit 2 ;;
     *) out="$1"; shift ;;
   esac
@@ -71,7 +72,7 @@ if [[ ! -f "$out/node.xz" || "$node_bin" -nt "$out/node.xz" ]]; then
   xz -6 -T2 -c "$node_bin" >"$out/node.xz.tmp" && mv "$out/node.xz.tmp" "$out/node.xz"
 fi
 echo "pack: harness sources (import closure)"
-(cd "$repo" && "$node_bin" benchmarks/lib/import-closure.ts benchmarks/gpu/bench.ts benchmarks/gpu/gen-model.ts benchmarks/gpu/smoke.ts \
+(cd "$repo" && "$node_bin" benchmarks/lib/import-closure.ts benchmarks/gpu/bench.ts benchmarks/gpu/gen-model.ts benchmarks/gpu/smoke.ts benchmarks/gpu/encoder-variants.ts \
   >"$out/sources.txt.tmp") || { echo "pack: the harness imports a package or a missing file (above): fix the import" >&2; exit 1; }
 (cd "$repo" && find engine/asr/native models/assets -type f ! -path '*/build/*' && ls benchmarks/gpu/*.sh benchmarks/gpu/*.py &&
   echo package.json && echo benchmarks/package.json) >>"$out/sources.txt.tmp"

@@ -19,12 +19,16 @@
  *       recorded: on random weights the encoder's flash attention moves near-uniform attention;
  *     - batchedVsAlone: 4 calls in flight on a batched DTW model against that model alone (batched DTW
  *       must not move a time).
+ *  5. wideSelfCheck (--wide-batch W, 0 to skip): a model loaded at batchSize W runs its self-check, whose
+ *     canary fills W windows: its verdict (status, widestStep, widestEncode, the limits it licenses, its
+ *     cost in ms) and the CUDA-graph counters' change over the check. It passes when verified with
+ *     widestStep = W: the self-check compared the widest step the sweep then runs.
  *  Then what ggml-cuda did with CUDA graphs over all of it (engine/asr/native/patches/0008: captures,
  *  updates, replays, graphs run kernel by kernel and why), printed and recorded as `cudaGraphs`; a CPU
  *  build records "not a CUDA build".
  *
  *   node benchmarks/gpu/smoke.ts --model PATH --wav jfk.wav [--model-name NAME] [--dtw PRESET] [--tokens 100]
- *       [--cpu] [--out DIR]
+ *       [--wide-batch 0] [--cpu] [--out DIR]
  * Writes benchmarks/results/gpu-smoke-<device>-<model>.json (and copies it to --out). Exits 0 when every
  * check passed, 1 when one failed (the JSON says which). Imports no package (lib/import-closure.test.ts).
  */
@@ -47,10 +51,12 @@ const { values } = parseArgs({
     tokens: { type: 'string', default: '100' },
     dtw: { type: 'string', default: 'large.v3' },
     cpu: { type: 'boolean', default: false },
+    'wide-batch': { type: 'string', default: '0' },
     out: { type: 'string' },
   },
 });
 if (!values.model || !values.wav) throw new Error('--model and --wav are required (see the header of gpu/smoke.ts)');
+const WIDE = Number(values['wide-batch']);
 const MODEL = values.model;
 const MODEL_NAME = values['model-name'] ?? basename(MODEL).replace(/^ggml-|\.bin$/g, '');
 const CPU = values.cpu;
@@ -288,6 +294,29 @@ const name = `gpu-smoke-${device()}-${MODEL_NAME}`;
 const failed = Object.entries(checks)
   .filter(([, c]) => !c.ok)
   .map(([k]) => k);
+if (WIDE >= 2) {
+  await check('wideSelfCheck', async () => {
+    const before = testing.cudaGraphCounters();
+    return withModel({ ...BASE, batchSize: WIDE, encodeBatch: 'auto' }, async (m) => {
+      const after = testing.cudaGraphCounters();
+      const v = m.selfCheck ?? null;
+      const delta =
+        before && after
+          ? Object.fromEntries(
+              Object.keys(after).map((k) => [k, after[k as keyof typeof after] - before[k as keyof typeof before]]),
+            )
+          : null;
+      return {
+        ok: v?.status === 'verified' && v.widestStep === WIDE,
+        batch: WIDE,
+        selfCheck: v,
+        info: m.info,
+        cudaGraphsDuringCheck: delta ?? 'not a CUDA build',
+      };
+    });
+  });
+}
+
 const cudaGraphs = testing.cudaGraphCounters() ?? 'not a CUDA build';
 log(
   `CUDA graphs (ggml-cuda, this process): ${typeof cudaGraphs === 'string' ? cudaGraphs : JSON.stringify(cudaGraphs)}`,

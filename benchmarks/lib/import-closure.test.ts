@@ -32,7 +32,9 @@ describe('import closure', () => {
   });
 
   it('finds no package in what the GPU harness loads', () => {
-    const c = importClosure(['gpu/bench.ts', 'gpu/gen-model.ts', 'gpu/smoke.ts'].map((f) => join(BENCH, f)));
+    const c = importClosure(
+      ['gpu/bench.ts', 'gpu/gen-model.ts', 'gpu/smoke.ts', 'gpu/encoder-variants.ts'].map((f) => join(BENCH, f)),
+    );
     expect([...c.packages.keys()]).toEqual([]);
     expect([...c.missing.keys()]).toEqual([]);
     expect(c.files.some((f) => f.endsWith('engine/asr/index.ts'))).toBe(true);

@@ -44,6 +44,8 @@ export interface NativeModel {
   resetBatchStats(): void;
   /** The next decoder step and batched encoder pass wait until `n` requests are queued (at most `timeoutMs`). */
   gateNextBatch(n: number, timeoutMs: number): void;
+  /** No decoder step wider than `maxStep` calls, no encoder graph wider than `maxEncode` windows (0: as loaded). */
+  limitBatch(maxStep: number, maxEncode: number): void;
   /** Benchmarks: profile the next encoder graph of ≥ `encodeWindows` windows and generation step of ≥ `stepCalls` calls. */
   profileNext(encodeWindows: number, stepCalls: number, timeoutMs: number): void;
   /** The profiles taken since the last call. */

@@ -217,8 +217,9 @@ export class WhisperModel {
           resetBatchStats: () => model.#native.resetBatchStats(),
           gateNextBatch: (n, timeoutMs) => model.#native.gateNextBatch(n, timeoutMs),
         };
-        model.#verdict = await selfCheckVerdict(checked, params.device, params.testFault);
+        model.#verdict = await selfCheckVerdict(checked, params.device, params.testFault, params.encoderVariant);
         if (model.#verdict.status !== 'verified') await model.#fallBack();
+        else model.#limitToVerified(model.#verdict);
       } catch (err) {
         await model.close();
         throw err;
@@ -242,6 +243,21 @@ export class WhisperModel {
     this.#budget = { budget, perWindow, maxWindows };
     this.#slots = new Slots(maxWindows);
     this.#info = Object.freeze({ ...this.#info, batchSize: 1, encodeBatch: 1, batchAttention: 'none', maxWindows });
+  }
+
+  /**
+   * The self-check verified narrower steps or encoder graphs than the model was loaded for: the batcher
+   * forms none wider than it compared (the native limit), and as many windows as a step may carry are in
+   * flight at once (the slots); `info` says the widths in force.
+   */
+  #limitToVerified(v: SelfCheckVerdict): void {
+    const step = Math.min(this.#info.batchSize, v.stepLimit);
+    const encode =
+      this.#info.encodeBatch <= 1 ? this.#info.encodeBatch : Math.min(this.#info.encodeBatch, v.encodeLimit);
+    if (step === this.#info.batchSize && encode === this.#info.encodeBatch) return;
+    this.#native.limitBatch(step, this.#info.encodeBatch <= 1 ? 0 : encode);
+    this.#slots = new Slots(step);
+    this.#info = Object.freeze({ ...this.#info, batchSize: step, encodeBatch: encode });
   }
 
   /** Whisper.cpp's own path: unbatched, or a self-check that did not verify (its batcher is gone). */

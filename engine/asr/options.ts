@@ -2,8 +2,8 @@
 
 import { addon } from './addon.ts';
 import { batchParams, checkBatchAttention } from './batching.ts';
-import { type LoadSeams, TEST_FAULTS, type TranscribeSeams } from './seams.ts';
-import { checkBool, checkInt, checkNum, defaultThreads, invalid, MAX_THREADS } from './validate.ts';
+import { type EncoderVariant, encoderVariantName, type LoadSeams, TEST_FAULTS, type TranscribeSeams } from './seams.ts';
+import { checkBool, checkInt, checkNum, checkObject, defaultThreads, invalid, MAX_THREADS } from './validate.ts';
 
 /** The language codes whisper.cpp knows, read from the addon on first use. */
 let languageSet: Set<string> | undefined;
@@ -157,6 +157,7 @@ export function loadParams(o: Record<string, unknown>, seams: LoadSeams = {}) {
       ...batching,
       batchAttention,
       testFault: testFault ?? '',
+      ...encoderVariantParams(seams.encoderVariant),
     },
     verbose,
     /** The device that runs the model: the GPU's index, 0 on the CPU. */
@@ -164,7 +165,26 @@ export function loadParams(o: Record<string, unknown>, seams: LoadSeams = {}) {
     // A held or paused batcher computes nothing until the test releases it: the canary would wait forever.
     selfCheck: selfCheck && testFault !== 'hold' && testFault !== 'pause-in-graph',
     testFault,
+    encoderVariant: encoderVariantName(seams.encoderVariant),
     shareCompute: batching.shareCompute,
     modelSha256: modelSha256 as string | undefined,
+  };
+}
+
+/** The native load's encoder-variant switches (seams.ts' EncoderVariant). */
+function encoderVariantParams(v: EncoderVariant | undefined) {
+  if (v === undefined) return {};
+  const o = checkObject('encoderVariant', v) as EncoderVariant;
+  if (o.attention !== undefined && o.attention !== 'flash' && o.attention !== 'plain') {
+    throw invalid("encoderVariant.attention must be 'flash' or 'plain'.");
+  }
+  if (o.precision !== undefined && o.precision !== 'default' && o.precision !== 'f32') {
+    throw invalid("encoderVariant.precision must be 'default' or 'f32'.");
+  }
+  return {
+    encFlatten: checkBool('encoderVariant.flatten', o.flatten) ?? false,
+    encF16Act: checkBool('encoderVariant.f16Activations', o.f16Activations) ?? false,
+    encPlainAttn: o.attention === 'plain',
+    encPrecF32: o.precision === 'f32',
   };
 }

@@ -12,9 +12,16 @@
  * cancelled (no self-check). 'plain-attention': the batcher's graphs (batched encoder, per-call steps)
  * attend without flash attention while the caches keep its layout (the DTW parity test).
  * 'short-canary': the self-check's canary windows decode exactly 2 tokens a pass (no timestamps, so
- * they never seek inside a window), too few to prove anything.
+ * they never seek inside a window), too few to prove anything. 'narrow-canary': the canary has two
+ * windows whatever the batch, so its widest step is 2: the model then batches no wider (the licence).
  */
-export type TestFault = 'perturb-slot' | 'hold' | 'pause-in-graph' | 'plain-attention' | 'short-canary';
+export type TestFault =
+  | 'perturb-slot'
+  | 'hold'
+  | 'pause-in-graph'
+  | 'plain-attention'
+  | 'short-canary'
+  | 'narrow-canary';
 
 export const TEST_FAULTS: ReadonlySet<string> = new Set<TestFault>([
   'perturb-slot',
@@ -22,11 +29,42 @@ export const TEST_FAULTS: ReadonlySet<string> = new Set<TestFault>([
   'pause-in-graph',
   'plain-attention',
   'short-canary',
+  'narrow-canary',
 ]);
+
+/**
+ * Benchmarks: the batched encoder graph's variant (native/README.md, "Encoder variants"). Each is the
+ * same arithmetic on the CPU backend; on a GPU each may run other kernels at another speed. Unset: today's
+ * graph (flash attention as the model is loaded, products over [n_state, n_ctx, B], f32 inputs).
+ */
+export interface EncoderVariant {
+  /** Each weight product over the windows' activations viewed as [n_state, n_ctx·B]: one GEMM. */
+  flatten?: boolean;
+  /** The products' inputs cast to f16 once (f16 weights only). */
+  f16Activations?: boolean;
+  /** 'plain': KQ/softmax/KQV instead of flash attention in the encoder (the caches keep their layout). */
+  attention?: 'flash' | 'plain';
+  /** 'f32': the weight products ask ggml for 32-bit accumulation (GGML_PREC_F32). */
+  precision?: 'default' | 'f32';
+}
+
+/** The variant's short name, as verdict keys and benchmark tables print it ('' for today's graph). */
+export function encoderVariantName(v: EncoderVariant | undefined): string {
+  if (v === undefined) return '';
+  return [
+    v.flatten ? 'flat' : '',
+    v.f16Activations ? 'f16act' : '',
+    v.attention === 'plain' ? 'plain-attn' : '',
+    v.precision === 'f32' ? 'prec-f32' : '',
+  ]
+    .filter(Boolean)
+    .join('+');
+}
 
 /** What a load takes beside LoadOptions. */
 export interface LoadSeams {
   testFault?: TestFault;
+  encoderVariant?: EncoderVariant;
 }
 
 /** What a transcription takes beside TranscribeOptions. */
@@ -51,6 +89,12 @@ export interface OpProfile {
   bytesRead: number;
   /** What its nodes' destinations span (set_rows: the rows written). */
   bytesWritten: number;
+  /** The backend the scheduler ran these nodes on ('CPU', 'CUDA0'): one entry per op, backend and types. */
+  backend: string;
+  /** 'src0,src1->dst' type names, e.g. 'f16,f32->f32' (what ggml-cuda's supports_op reads). */
+  types: string;
+  /** The first such node's shape, 'ne0xne1xne2xne3'. */
+  shape: string;
 }
 
 /**
@@ -69,6 +113,13 @@ export interface GraphProfile {
   graphMs: number;
   profiledMs: number;
   nodeMs: number;
+  /** The scheduler's graph splits: 1 when every node runs on one backend. */
+  splits: number;
+  /** The scheduler's input copies. */
+  copies: number;
+  /** Bytes of the sources the scheduler copied between backends (host <-> device), each once. */
+  copyBytes: number;
+  copiedTensors: number;
   /** Longest first. */
   ops: OpProfile[];
 }

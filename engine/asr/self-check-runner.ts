@@ -4,8 +4,8 @@ import type { TestFault, TranscribeSeams } from './seams.ts';
 import {
   CANARY_MIN_TEXT_TOKENS,
   CANARY_OPTIONS,
-  CANARY_WINDOWS,
   canaryAudio,
+  canaryWindows as canaryWindowSpecs,
   compareCanary,
   comparedTextTokens,
 } from './self-check.ts';
@@ -58,7 +58,12 @@ export function batchSelfChecks(): readonly SelfCheckVerdict[] {
  * What a verdict holds for: everything that changes what the batched graphs compute, or on which
  * weights. Files of one shape (large-v2 and v3; f16 and quantized) differ in sha256 and weight type.
  */
-export function selfCheckKey(model: CheckedModel, device: number, testFault: TestFault | undefined): string {
+export function selfCheckKey(
+  model: CheckedModel,
+  device: number,
+  testFault: TestFault | undefined,
+  encoderVariant = '',
+): string {
   const i = model.info;
   return [
     i.backend,
@@ -72,6 +77,7 @@ export function selfCheckKey(model: CheckedModel, device: number, testFault: Tes
     model.weightType,
     `sha256-${model.modelSha256}`,
     testFault ?? '',
+    ...(encoderVariant ? [`encoder-${encoderVariant}`] : []),
   ].join('/');
 }
 
@@ -84,15 +90,18 @@ export async function selfCheckVerdict(
   model: CheckedModel,
   device: number,
   testFault: TestFault | undefined,
+  encoderVariant = '',
 ): Promise<SelfCheckVerdict> {
-  const key = selfCheckKey(model, device, testFault);
+  const key = selfCheckKey(model, device, testFault, encoderVariant);
   const known = selfChecks.get(key);
-  if (known !== undefined) return known;
+  // A verdict licenses the width it compared: a wider configuration of the same setup checks again.
+  if (known !== undefined && (known.status !== 'verified' || known.widestStep >= model.info.batchSize)) return known;
   const verdict = await runCanary(model, key, testFault);
   const final = verdict.status !== 'inconclusive';
   if (final && testFault === undefined && selfChecks.size < MAX_SELF_CHECKS) selfChecks.set(key, verdict);
   if (testFault === undefined && (reported.has(key) || reported.size < MAX_SELF_CHECKS)) reported.set(key, verdict);
   if (verdict.status !== 'verified') loudFallback(verdict);
+  else narrowed(verdict, encodeWidth(model));
   return verdict;
 }
 
@@ -102,14 +111,15 @@ export async function selfCheckVerdict(
  * a random-weight model's 3 s window can then take an encoder pass per 2 tokens (synthetic-micro does).
  */
 function canaryWindows(model: CheckedModel, testFault: TestFault | undefined) {
+  const width = testFault === 'narrow-canary' ? 2 : Math.max(2, model.info.batchSize);
   const language = model.info.multilingual ? CANARY_OPTIONS.language : undefined;
   // On the CPU backend, flash attention over a few rows splits its work by thread, which can move a
   // near-tie: the reference uses the threads the batched graph uses (a slotted graph has enough rows
   // that it never splits, as one thread computes).
   const threads = model.info.batchAttention === 'slotted' ? 1 : model.batchThreads;
   const short = testFault === 'short-canary';
-  return CANARY_WINDOWS.map((w) => ({
-    name: `canary ${w.seconds} s`,
+  return canaryWindowSpecs(width).map((w, i) => ({
+    name: `canary ${i} (${w.seconds} s)`,
     pcm: canaryAudio(w.seconds, w.seed),
     opts: { ...CANARY_OPTIONS, ...w.options, language, threads, ...(short ? { maxTokens: 2 } : {}) },
     seams: short ? { exactTokens: 2 } : w.seams,
@@ -139,6 +149,9 @@ async function runCanary(
   let textTokens: number[] = [];
   let status: SelfCheckVerdict['status'] = 'inconclusive';
   let met = false;
+  let widestStep = 0;
+  let widestEncode = 0;
+  const encodeTarget = encodeWidth(model);
   // A run in which the windows did not meet is tried again; one that compared too few tokens is not
   // (greedy decoding without fallback gives the same tokens again).
   for (let t = 0; t < SELF_CHECK_TRIES && status === 'inconclusive' && !met; t++) {
@@ -158,21 +171,59 @@ async function runCanary(
     differences = windows.flatMap((w, i) => compareCanary(w.name, alone[i]!, batched[i]!));
     textTokens = windows.map((_, i) => comparedTextTokens(alone[i]!, batched[i]!, model.eot));
     const st = model.batchStats();
-    met = st.maxInStep >= 2 && (model.info.encodeBatch <= 1 || st.maxInEncode >= 2);
+    widestStep = st.maxInStep;
+    widestEncode = model.info.encodeBatch <= 1 ? 1 : st.maxInEncode;
+    met = widestStep >= 2 && (model.info.encodeBatch <= 1 || widestEncode >= 2);
     if (differences.length > 0) status = 'fell-back';
     else if (met && textTokens.every((n) => n >= CANARY_MIN_TEXT_TOKENS)) status = 'verified';
   }
   model.resetBatchStats();
+  const why =
+    status === 'verified'
+      ? undefined
+      : status === 'fell-back'
+        ? 'batched results differ from the windows decoded alone'
+        : !met
+          ? 'the canary windows never shared a batched step'
+          : `a canary window compared fewer than ${CANARY_MIN_TEXT_TOKENS} text tokens`;
+  // What was compared is what batches: no step wider than the widest one compared, nor encoder graph.
+  const stepLimit = status === 'verified' ? Math.min(model.info.batchSize, widestStep) : 1;
+  const encodeLimit = status === 'verified' ? Math.min(encodeTarget, widestEncode) : 1;
   return {
     key,
     backend: model.info.backend,
     batchAttention: model.info.batchAttention === 'slotted' ? 'slotted' : 'per-call',
     encodeBatch: model.info.encodeBatch,
     status,
+    ...(why === undefined ? {} : { why }),
+    batchSize: model.info.batchSize,
+    widestStep,
+    widestEncode,
+    stepLimit,
+    encodeLimit,
     textTokens,
     differences: differences.slice(0, 20),
     ms: Math.round(performance.now() - started),
   };
+}
+
+/** The widest encoder graph the configuration forms: its encoder batch, at most one per window in flight. */
+function encodeWidth(model: CheckedModel): number {
+  return model.info.encodeBatch <= 1 ? 1 : Math.min(model.info.encodeBatch, model.info.batchSize);
+}
+
+/**
+ * A verified verdict that compared narrower steps or encoder graphs than the configuration forms: the
+ * batch is held to what was compared, in one line that says so.
+ */
+function narrowed(v: SelfCheckVerdict, encodeTarget: number): void {
+  if (v.stepLimit >= v.batchSize && v.encodeLimit >= encodeTarget) return;
+  process.emitWarning(
+    `batched decoding is verified on ${v.backend} up to ${v.stepLimit} windows a decoder step (of ${v.batchSize}) ` +
+      `and ${v.encodeLimit} an encoder graph (of ${encodeTarget}): the canary's windows met no wider; ` +
+      `batches stop there (${v.key}).`,
+    { code: 'WHISPER_BATCH_SELF_CHECK' },
+  );
 }
 
 /** The one loud line: batching is off for this model (and, once it failed, for this setup), and why. */

@@ -85,6 +85,8 @@ describe('self-check on first use', () => {
     const model = await load();
     try {
       expect(model.selfCheck).toMatchObject({ status: 'verified', backend: 'cpu', batchAttention: 'per-call' });
+      // Both canary windows met in one decoder step and one encoder graph: the whole width is licensed.
+      expect(model.selfCheck).toMatchObject({ widestStep: 2, widestEncode: 2, stepLimit: 2, encodeLimit: 2 });
       expect(model.selfCheck!.differences).toEqual([]);
       expect(model.batchStats()).toMatchObject({ steps: 0, encodes: 0, selfCheck: 'verified' });
       expect(batchSelfChecks()).toContainEqual(model.selfCheck);
@@ -121,7 +123,7 @@ describe('self-check on first use', () => {
       expect(model.selfCheck!.status).toBe('fell-back');
       expect(model.selfCheck!.differences.length).toBeGreaterThan(0);
       // Each names its window, and the segment, or the count of segments where that is what differs.
-      for (const d of model.selfCheck!.differences) expect(d).toMatch(/^canary \d+ s(:| segment \d+)/);
+      for (const d of model.selfCheck!.differences) expect(d).toMatch(/^canary \d+ \(\d+ s\)(:| segment \d+)/);
       expect(model.batchStats()!.selfCheck).toBe('fell-back');
       await new Promise((r) => setImmediate(r)); // process.emitWarning delivers on a later tick
       expect(warnings).toHaveLength(1);
@@ -131,6 +133,29 @@ describe('self-check on first use', () => {
       expect(model.batchStats()!.steps).toBe(0); // nothing went through the faulty batcher
       // A faulty setup's verdict is never shared with the healthy one.
       expect(batchSelfChecks().every((v) => v.status === 'verified')).toBe(true);
+    } finally {
+      await model.close();
+    }
+  }, 300_000);
+
+  it('a canary that met two windows wide licenses two: a batch of 4 steps at most 2 windows wide', async () => {
+    const model = await loadWithSeams(
+      modelPath,
+      { ...BATCHED, batchSize: 4, encodeBatch: 4 },
+      {},
+      {
+        testFault: 'narrow-canary',
+      },
+    );
+    try {
+      expect(model.selfCheck).toMatchObject({ status: 'verified', batchSize: 4, widestStep: 2, stepLimit: 2 });
+      expect(model.info).toMatchObject({ batchSize: 2, encodeBatch: 2 });
+      const four = [...windows, canaryAudio(7, 13), canaryAudio(5, 14)];
+      const results = await Promise.all(four.map((w) => model.transcribe(w, opts)));
+      expect(results.slice(0, 2).map(ids)).toEqual(alone.map(ids));
+      const st = model.batchStats()!;
+      expect(st.maxInStep).toBe(2); // batched, never wider than the canary compared
+      expect(st.maxInEncode).toBeLessThanOrEqual(2);
     } finally {
       await model.close();
     }

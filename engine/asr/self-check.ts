@@ -41,6 +41,21 @@ export const CANARY_WINDOWS: ReadonlyArray<{
   { seconds: 31, seed: 2, options: {}, seams: { exactTokens: 8 } },
 ];
 
+/** A canary window: its audio's length and seed, its options and its decoding seams. */
+export type CanaryWindow = (typeof CANARY_WINDOWS)[number];
+
+/**
+ * The canary for a batch `width` windows wide: the two windows above, then as many more of the short
+ * kind as fill the width, each from its own seed (distinct audio, so that a result handed to the wrong
+ * window shows as a difference). The widest decoder step and encoder graph the configuration runs are
+ * the ones the check compares: a wider step runs other matrix kernels on a GPU.
+ */
+export function canaryWindows(width: number): CanaryWindow[] {
+  const out: CanaryWindow[] = CANARY_WINDOWS.slice(0, Math.max(1, width));
+  for (let i = out.length; i < width; i++) out.push({ ...CANARY_WINDOWS[0]!, seed: i + 1 });
+  return out;
+}
+
 /** What every canary window decodes with. */
 export const CANARY_OPTIONS = {
   language: 'en',

@@ -5,8 +5,16 @@
  */
 
 export { loadWithSeams, modelInternals } from './model.ts';
-export type { CudaGraphCounters, GraphProfile, LoadSeams, OpProfile, TestFault, TranscribeSeams } from './seams.ts';
-export { setProcessLoadSeams } from './seams.ts';
+export type {
+  CudaGraphCounters,
+  EncoderVariant,
+  GraphProfile,
+  LoadSeams,
+  OpProfile,
+  TestFault,
+  TranscribeSeams,
+} from './seams.ts';
+export { encoderVariantName, setProcessLoadSeams } from './seams.ts';
 
 import { addon } from './addon.ts';
 import { modelInternals as internalsOf, type WhisperModel } from './model.ts';

@@ -92,6 +92,21 @@ export interface SelfCheckVerdict {
    * this model decodes unbatched, with one warning, and the next load of the setup checks again.
    */
   status: 'verified' | 'fell-back' | 'inconclusive';
+  /** Why not verified, in words; absent when verified. */
+  why?: string;
+  /** The decoder width the model was loaded with (LoadOptions.batchSize): the canary's window count. */
+  batchSize: number;
+  /** The most canary windows compared in one decoder step (the canary fills batchSize when they meet). */
+  widestStep: number;
+  /** The most canary windows compared in one batched encoder graph (1 without the batched encoder). */
+  widestEncode: number;
+  /**
+   * The widest decoder step the batcher forms: widestStep when verified (batchSize when the canary
+   * filled it), else 1. A verdict licenses only what it compared.
+   */
+  stepLimit: number;
+  /** The widest encoder graph the batcher forms, likewise: widestEncode when verified, else 1. */
+  encodeLimit: number;
   /** Text tokens compared in each canary window (alone and batched both had them). */
   textTokens: number[];
   /** What differed (empty when verified), at most 20 entries. */

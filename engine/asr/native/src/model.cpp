@@ -224,6 +224,19 @@ Napi::Value Model::GateNextBatch(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// limitBatch(maxStep, maxEncode): the self-check's licence (whisper_batcher_limit).
+Napi::Value Model::LimitBatch(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsNumber()) {
+    Napi::TypeError::New(env, "limitBatch(maxStep, maxEncode) takes two numbers").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  if (ctx_ && batcher_ != nullptr) {
+    whisper_batcher_limit(batcher_.get(), info[0].As<Napi::Number>().Int32Value(), info[1].As<Napi::Number>().Int32Value());
+  }
+  return env.Undefined();
+}
+
 // profileNext(encodeWindows, stepCalls, timeoutMs): benchmarks' per-op profiles (whisper_batcher_profile_next).
 Napi::Value Model::ProfileNext(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -255,6 +268,10 @@ Napi::Value Model::TakeProfiles(const Napi::CallbackInfo& info) {
     o.Set("graphMs", static_cast<double>(p.graph_ns) / 1e6);
     o.Set("profiledMs", static_cast<double>(p.profiled_ns) / 1e6);
     o.Set("nodeMs", static_cast<double>(p.node_ns) / 1e6);
+    o.Set("splits", p.splits);
+    o.Set("copies", p.copies);
+    o.Set("copyBytes", static_cast<double>(p.copy_bytes));
+    o.Set("copiedTensors", p.copied_tensors);
     Napi::Array ops = Napi::Array::New(env, p.ops.size());
     for (size_t j = 0; j < p.ops.size(); ++j) {
       Napi::Object op = Napi::Object::New(env);
@@ -263,6 +280,9 @@ Napi::Value Model::TakeProfiles(const Napi::CallbackInfo& info) {
       op.Set("ms", static_cast<double>(p.ops[j].ns) / 1e6);
       op.Set("bytesRead", static_cast<double>(p.ops[j].bytes_read));
       op.Set("bytesWritten", static_cast<double>(p.ops[j].bytes_written));
+      op.Set("backend", p.ops[j].backend);
+      op.Set("types", p.ops[j].types);
+      op.Set("shape", p.ops[j].shape);
       ops.Set(static_cast<uint32_t>(j), op);
     }
     o.Set("ops", ops);
@@ -335,6 +355,10 @@ Napi::Value Load(const Napi::CallbackInfo& info) {
   bp.test_plain_attention = GetString(o, "testFault", "") == "plain-attention";
   bp.test_pause_in_graph = GetString(o, "testFault", "") == "pause-in-graph";
   bp.share_compute = GetBool(o, "shareCompute", bp.share_compute);
+  bp.enc_flatten = GetBool(o, "encFlatten", false);
+  bp.enc_f16_act = GetBool(o, "encF16Act", false);
+  bp.enc_plain_attn = GetBool(o, "encPlainAttn", false);
+  bp.enc_prec_f32 = GetBool(o, "encPrecF32", false);
   auto job = std::make_shared<LoadJob>(env, info[0].As<Napi::String>().Utf8Value(), cp, dtw, batch_size,
                                        cpu_batch_default, bp);
   return Job::Start(env, job, "whisper-load");

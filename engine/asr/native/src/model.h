@@ -67,6 +67,7 @@ class Model : public Napi::ObjectWrap<Model> {
                            InstanceMethod<&Model::ResetBatchStats>("resetBatchStats"),
                            InstanceMethod<&Model::ReleaseTestHold>("releaseTestHold"),
                            InstanceMethod<&Model::GateNextBatch>("gateNextBatch"),
+                           InstanceMethod<&Model::LimitBatch>("limitBatch"),
                            InstanceMethod<&Model::ProfileNext>("profileNext"),
                            InstanceMethod<&Model::TakeProfiles>("takeProfiles"),
                            InstanceMethod<&Model::WindowBytes>("windowBytes"),
@@ -93,6 +94,7 @@ class Model : public Napi::ObjectWrap<Model> {
   Napi::Value WindowBytes(const Napi::CallbackInfo& info);
   Napi::Value ReleaseTestHold(const Napi::CallbackInfo& info);
   Napi::Value GateNextBatch(const Napi::CallbackInfo& info);
+  Napi::Value LimitBatch(const Napi::CallbackInfo& info);
   Napi::Value ProfileNext(const Napi::CallbackInfo& info);
   Napi::Value TakeProfiles(const Napi::CallbackInfo& info);
   Napi::Value ResetBatchStats(const Napi::CallbackInfo& info);

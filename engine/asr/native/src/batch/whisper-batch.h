@@ -54,6 +54,19 @@ struct whisper_batcher_params {
   // whisper_batcher_test_release, or until every call it serves is cancelled (then it is aborted
   // between nodes, abortedGraphs): a test can cancel a graph that is running, as an event.
   bool test_pause_in_graph = false;
+  // Benchmarks: the batched encoder graph's variant (native/README.md, "Encoder variants"). Each is the
+  // same arithmetic on the CPU backend (bit-identical), and may differ on a GPU in kernels and speed:
+  //  enc_flatten:    each weight product over the windows' activations viewed as [n_state, n_ctx*B]
+  //                  (one GEMM) instead of [n_state, n_ctx, B] (a GEMM per window, or a batched one);
+  //  enc_f16_act:    the products' inputs cast to f16 once (f16 weights only), as the CPU's product
+  //                  converts them anyway, so the activations cross memory at half the bytes;
+  //  enc_plain_attn: the encoder attends with KQ/softmax/KQV instead of flash attention (the caches
+  //                  keep flash attention's layout);
+  //  enc_prec_f32:   the weight products ask ggml for 32-bit accumulation (GGML_PREC_F32).
+  bool enc_flatten = false;
+  bool enc_f16_act = false;
+  bool enc_plain_attn = false;
+  bool enc_prec_f32 = false;
   // Shared compute (whisper-batch-shared.inc): the states of attached calls reserve no compute buffers
   // and borrow the batcher's one set for the passes they compute themselves (an encoder pass alone, the
   // DTW pass, language detection), one pass at a time. A window then costs its caches alone, not a
@@ -100,6 +113,9 @@ struct whisper_batch_op_profile {
   uint64_t ns = 0;             // their summed time, each node computed and waited for alone
   uint64_t bytes_read = 0;     // what their sources span (get_rows: the rows taken); views: 0
   uint64_t bytes_written = 0;  // their destinations (set_rows: the rows written); views: 0
+  std::string backend;         // the backend the scheduler ran them on (ggml_backend_name: "CPU", "CUDA0")
+  std::string types;           // "src0,src1->dst" type names (one entry per op, backend and types)
+  std::string shape;           // the first such node's shape, "ne0xne1xne2xne3"
 };
 
 // A per-op profile of one batcher graph (benchmarks; whisper-batch-profile.inc says how it is taken).
@@ -111,6 +127,10 @@ struct whisper_batch_profile {
   uint64_t graph_ns = 0;      // the same graph computed as usual, unprofiled (build and inputs excluded)
   uint64_t profiled_ns = 0;   // the profiled pass's wall time: the nodes plus the scheduler's work between
   uint64_t node_ns = 0;       // the nodes' summed times
+  int splits = 0;             // the scheduler's graph splits (one per run of nodes on one backend)
+  int copies = 0;             // the scheduler's input copies (ggml_backend_sched_get_n_copies)
+  uint64_t copy_bytes = 0;    // bytes of the sources it copied between backends (host <-> device)
+  int copied_tensors = 0;     // how many such sources
   std::vector<whisper_batch_op_profile> ops; // by time, longest first
 };
 
@@ -132,6 +152,10 @@ void whisper_batcher_wake(whisper_batcher* b);
 // meet in one graph by construction rather than by timing (on a GPU a short window can finish before a
 // long one has encoded). One-shot: later steps and passes gather as usual.
 void whisper_batcher_gate_next(whisper_batcher* b, int n, int timeout_ms);
+// The self-check's licence: no decoder step carries more than `max_step` calls and no encoder graph more
+// than `max_encode` windows (each at most what params allow; 0: params' width), the widest the canary
+// compared. Steps are formed from what is queued, so windows beyond the width wait for the next step.
+void whisper_batcher_limit(whisper_batcher* b, int max_step, int max_encode);
 // Benchmarks: profile the next batched encoder graph that carries at least `encode_windows` windows and
 // the next generation step (every call one token) that carries at least `step_calls` calls (0: none),
 // each computed once as usual and once node by node (whisper-batch-profile.inc). Like gate_next, the
