@@ -12,6 +12,7 @@ import { HTTPFacilitatorClient } from '@x402/core/http';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import type { Redis } from 'ioredis';
 import { batchSelfChecks } from '../engine/index.ts';
+import { createRenderLane, type RenderLane } from '../workers/index.ts';
 import { Admission } from './admission.ts';
 import { type AttemptStore, MemoryAttemptStore, RedisAttemptStore } from './attempts.ts';
 import { OidcClient } from './auth/oidc.ts';
@@ -26,6 +27,7 @@ import { EditSuggester } from './media/edit-suggestions.ts';
 import { EditRenders } from './media/edits.ts';
 import { MediaFiles } from './media/files.ts';
 import { resolveOwnMedia } from './media/own-media.ts';
+import { RenderAdmission } from './media/render-admission.ts';
 import { Uploads } from './media/uploads.ts';
 import { Metrics, type PaymentOutcome } from './metrics.ts';
 import { openaiRoutes } from './openai/routes.ts';
@@ -68,6 +70,11 @@ declare module 'fastify' {
 export interface AppDeps {
   storage: Storage;
   transcriber: Transcriber;
+  /**
+   * The render lane (a queue of its own, worked in this process); absent: one is made from the config
+   * (BullMQ queue `render` with REDIS_URL, in process otherwise) and closed with the app.
+   */
+  renderLane?: RenderLane;
   /** Shared store for rate limits and payment nonce claims; in-memory stores when absent. */
   redis?: Redis;
   /** Key prefix in Redis (rate limits and nonces); tests use one of their own. */
@@ -114,7 +121,7 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     : new MemoryAttemptStore();
   app.decorate('shareGuard', new ShareGuard(attempts, config.sharePassword));
   await authRoutes(app, authOptions(config, deps, attempts, secure));
-  const { lanes, dataPlane } = await dataPlaneRoutes(app, config, deps.storage, transcriber, secure);
+  const { lanes, dataPlane } = await dataPlaneRoutes(app, config, deps.storage, transcriber, secure, deps.renderLane);
 
   await transcribeRoutes(app, {
     transcriber: lanes.priority,
@@ -308,8 +315,18 @@ async function dataPlaneRoutes(
   storage: Storage,
   transcriber: Transcriber,
   secure: boolean,
+  givenRenderLane: RenderLane | undefined,
 ): Promise<{ lanes: WorkLanes; dataPlane: DataPlaneOptions }> {
   const files = new MediaFiles(config.media.dir);
+  // Renders: a lane of their own, apart from transcription's (workers/render.ts), niced, bounded per render.
+  const r = config.renders;
+  const renderLane =
+    givenRenderLane ??
+    (await createRenderLane({
+      ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
+      concurrency: r.concurrency,
+      limits: { maxInputs: r.maxInputs, maxInputPixels: r.maxInputPixels, maxOutputBytes: r.maxOutputBytes },
+    }));
   // Paid and signed-in work first; guests' caption jobs wait for a quiet worker (api/work-lanes.ts).
   const lanes = new WorkLanes(transcriber, { guestConcurrency: config.guests.concurrency });
   const guestQuota = new GuestQuota({ ...config.guests, retryAfterSec: 60 });
@@ -323,7 +340,17 @@ async function dataPlaneRoutes(
   const edits = new EditRenders({
     storage,
     files,
-    transcriber: lanes.priority,
+    renderer: renderLane,
+    admission: new RenderAdmission({
+      storage,
+      videosDir: files.videosDir,
+      diskFloorBytes: config.media.diskFloorBytes,
+      storageQuotaBytes: r.storageQuotaBytes,
+      runningPerAccount: r.runningPerAccount,
+      pendingPerAccount: r.pendingPerAccount,
+      maxOutputBytes: r.maxOutputBytes,
+    }),
+    maxPending: r.maxPending,
     diskFloorBytes: config.media.diskFloorBytes,
     maxOutputSec: config.maxDurationSec,
     onError: (err, videoId) => app.log.error({ err, videoId }, 'render failed'),
@@ -375,6 +402,8 @@ async function dataPlaneRoutes(
   app.addHook('onClose', async () => {
     clearInterval(sweeper);
     await Promise.all([jobs.close(), edits.close(), suggester.close()]);
+    // Its renders were stopped above: the lane (made here) has nothing left to wait for.
+    if (!givenRenderLane) await renderLane.close();
   });
   return { lanes, dataPlane };
 }

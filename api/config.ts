@@ -112,6 +112,21 @@ export interface Config {
   };
   /** `GET /metrics` (Prometheus text) is served only when METRICS=on: it tells outsiders about load. */
   metrics: boolean;
+  /**
+   * Renders (trims and project exports): their own lane (`concurrency` at once in this process), one
+   * running and `pendingPerAccount` waiting per account, `maxPending` in this process; each render's
+   * inputs, pixels per input frame and output bytes; and each account's storage quota.
+   */
+  renders: {
+    concurrency: number;
+    runningPerAccount: number;
+    pendingPerAccount: number;
+    maxPending: number;
+    maxInputs: number;
+    maxInputPixels: number;
+    maxOutputBytes: number;
+    storageQuotaBytes: number;
+  };
   media: {
     /**
      * Where media and captions are served from (default PUBLIC_URL). Its media URLs count as
@@ -200,6 +215,7 @@ export function loadConfig(env: Env, defaults: { repoRoot?: string } = {}): Read
     maxDurationSec,
     metrics: metricsRaw === 'on',
     media: readMedia(r, dataDir, listen.publicUrl),
+    renders: readRenders(r),
   };
   const databaseUrl = r.url('DATABASE_URL', ['postgres:', 'postgresql:']);
   const redisUrl = r.url('REDIS_URL', ['redis:', 'rediss:']);
@@ -352,6 +368,19 @@ function readMedia(r: EnvReader, dataDir: string, publicUrl: string): Config['me
     maxUploadBytes: r.int('MAX_UPLOAD_BYTES', 2 * 1024 ** 3, 1, 100 * 1024 ** 3),
     uploadTtlSec: r.int('UPLOAD_TTL_SEC', 24 * 3600, 60, 30 * 24 * 3600),
     diskFloorBytes: r.int('DISK_FLOOR_BYTES', 2 * 1024 ** 3, 0, 1024 ** 5),
+  };
+}
+
+function readRenders(r: EnvReader): Config['renders'] {
+  return {
+    concurrency: r.int('RENDER_CONCURRENCY', 1, 1, 64),
+    runningPerAccount: r.int('RENDER_RUNNING_PER_ACCOUNT', 1, 1, 100),
+    pendingPerAccount: r.int('RENDER_PENDING_PER_ACCOUNT', 3, 0, 1000),
+    maxPending: r.int('RENDER_MAX_PENDING', 8, 1, 10_000),
+    maxInputs: r.int('RENDER_MAX_INPUTS', 20, 1, 100),
+    maxInputPixels: r.int('RENDER_MAX_INPUT_PIXELS', 3840 * 2160, 1, 8192 * 8192),
+    maxOutputBytes: r.int('RENDER_MAX_OUTPUT_BYTES', 8 * 1024 ** 3, 1024 ** 2, 1024 ** 5),
+    storageQuotaBytes: r.int('STORAGE_QUOTA_BYTES', 10 * 1000 ** 3, 0, 1024 ** 5),
   };
 }
 

@@ -134,8 +134,6 @@ export class Metrics {
     const m = this;
     const metered: Transcriber = {
       async transcribe(req, signal, onProgress) {
-        // A render transcribes nothing: no audio seconds, no real-time factor.
-        if (req.render) return inner.transcribe(req, signal, onProgress);
         const started = performance.now();
         m.#inFlight.inc();
         try {

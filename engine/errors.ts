@@ -36,6 +36,8 @@ export const ERROR_CODES = {
     'The edit cannot be made: ranges out of order, overlapping, outside the media or leaving nothing; bad suggestion options.',
   RENDER_FAILED: 'ffmpeg could not render the edited media.',
   RENDER_TIMEOUT: 'Rendering the edit took longer than the wall-clock limit.',
+  RENDER_LIMIT_EXCEEDED:
+    'The render passes one of its bounds (details.limit: inputs, inputPixels or outputBytes; details.max).',
   // models/
   MODEL_NOT_AVAILABLE: 'The model is not in the cache and cannot be downloaded here.',
   MODEL_UNKNOWN: 'The model name is not in the manifest and is not a path to a file.',

@@ -122,7 +122,7 @@ export async function checkNoEviction(
   warn(message);
 }
 
-export async function createBullmqQueue(options: BullmqQueueOptions): Promise<BullmqQueue> {
+export async function createBullmqQueue<R = Transcript>(options: BullmqQueueOptions): Promise<BullmqQueue<R>> {
   const client = new Redis(options.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
   // Until the queue owns it, a connection error is reported once, below, through connect()'s rejection.
   const quiet = () => undefined;
@@ -138,10 +138,10 @@ export async function createBullmqQueue(options: BullmqQueueOptions): Promise<Bu
     });
   }
   client.off('error', quiet);
-  return new BullmqQueue(options, client);
+  return new BullmqQueue<R>(options, client);
 }
 
-export class BullmqQueue implements JobQueue {
+export class BullmqQueue<R = Transcript> implements JobQueue<R> {
   readonly kind = 'bullmq' as const;
   readonly #options: BullmqQueueOptions;
   readonly #prefix: string;
@@ -214,9 +214,9 @@ export class BullmqQueue implements JobQueue {
     return tomb ? this.#tombstoneStatus(id, tomb) : undefined;
   }
 
-  async result(id: string): Promise<Transcript | undefined> {
+  async result(id: string): Promise<R | undefined> {
     const { job, state } = await this.#read(id);
-    return job && state === 'completed' ? (job.returnvalue as Transcript) : undefined;
+    return job && state === 'completed' ? (job.returnvalue as R) : undefined;
   }
 
   async cancel(id: string): Promise<boolean> {
@@ -257,7 +257,7 @@ export class BullmqQueue implements JobQueue {
     );
   }
 
-  async wait(id: string, options: WaitOptions = {}): Promise<Transcript> {
+  async wait(id: string, options: WaitOptions = {}): Promise<R> {
     if (options.signal?.aborted) throw abortError(options.signal, 'wait for the job');
     await this.#ensureEvents();
     // The stream reader resumes from its last id, so the only gap is a dropped connection: every
@@ -279,14 +279,14 @@ export class BullmqQueue implements JobQueue {
     return this.#listeners.add(id, listener);
   }
 
-  async work(processor: JobProcessor, options: WorkOptions = {}): Promise<JobWorker> {
+  async work(processor: JobProcessor<R>, options: WorkOptions = {}): Promise<JobWorker> {
     if (this.#closed) throw new QueueError('QUEUE_CLOSED', 'The queue is closed.');
     const connection = this.#connection();
     const subscriber = this.#connection();
     const interval = this.#options.progressIntervalMs ?? 250;
     const backoff = this.#options.backoff ?? {};
     const counter = { active: 0 };
-    const worker = new Worker<JobData, Transcript>(
+    const worker = new Worker<JobData, R>(
       this.#options.name,
       async (job, token, signal) => {
         counter.active += 1;
@@ -363,12 +363,12 @@ export class BullmqQueue implements JobQueue {
   }
 
   async #process(
-    processor: JobProcessor,
-    job: Job<JobData, Transcript>,
+    processor: JobProcessor<R>,
+    job: Job<JobData, R>,
     token: string | undefined,
     signal: AbortSignal | undefined,
     interval: number,
-  ): Promise<Transcript> {
+  ): Promise<R> {
     const id = fromBullId(job.id);
     if (await this.#tombstone(id)) throw new UnrecoverableError(encodeFailure(CANCELLED));
     const controller = new AbortController();
@@ -402,7 +402,7 @@ export class BullmqQueue implements JobQueue {
     }
   }
 
-  async #settledOutcome(id: string): Promise<Outcome | undefined> {
+  async #settledOutcome(id: string): Promise<Outcome<R> | undefined> {
     const { job, state } = await this.#read(id);
     if (!job) {
       if (await this.#tombstone(id)) return { ok: false, error: cancelledError(id) };
@@ -425,7 +425,7 @@ export class BullmqQueue implements JobQueue {
    * `state` read before `job` was fetched: the hash is then at least as new as the state (a state read
    * after the hash could be a finish whose failedReason and result the hash does not hold yet).
    */
-  async #statusOf(job: Job<JobData, Transcript>, stateReadBefore?: string): Promise<JobStatus | undefined> {
+  async #statusOf(job: Job<JobData, R>, stateReadBefore?: string): Promise<JobStatus | undefined> {
     const id = fromBullId(job.id);
     const state = stateReadBefore ?? (await job.getState());
     if (state === 'unknown') return undefined;
@@ -454,7 +454,7 @@ export class BullmqQueue implements JobQueue {
     return status;
   }
 
-  async #read(id: string): Promise<{ job: Job<JobData, Transcript> | undefined; state: string }> {
+  async #read(id: string): Promise<{ job: Job<JobData, R> | undefined; state: string }> {
     const state = await this.#queue.getJobState(toBullId(id));
     const job = await this.#queue.getJob(toBullId(id));
     return { job, state };

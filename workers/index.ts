@@ -6,6 +6,8 @@
  *   const queue = await createQueue({ redisUrl: config.redisUrl, name: 'transcribe' });
  *   const transcript = await runJob(queue, { id, source, options }, { signal: request.signal });
  */
+
+import type { Transcript } from '../engine/types.ts';
 import { type BullmqQueueOptions, createBullmqQueue } from './bullmq-queue.ts';
 import { MemoryQueue, type MemoryQueueOptions } from './memory-queue.ts';
 import type { JobQueue } from './types.ts';
@@ -15,6 +17,16 @@ export { createEngineRuntime, type EngineFactories, type RuntimeConfig } from '.
 export * from './errors.ts';
 export { MemoryQueue, type MemoryQueueOptions } from './memory-queue.ts';
 export { createEngineProcessor, EnginePool, type EngineProcessorOptions } from './processor.ts';
+export {
+  createRenderLane,
+  createRenderProcessor,
+  type RenderFn,
+  type RenderJobOptions,
+  type RenderLane,
+  type RenderLaneOptions,
+  type RenderRequest,
+  runRenderJob,
+} from './render.ts';
 export * from './retry.ts';
 export { runJob } from './run-job.ts';
 export {
@@ -31,8 +43,8 @@ export type QueueOptions = MemoryQueueOptions &
     redisUrl?: string | undefined;
   };
 
-export async function createQueue(options: QueueOptions = {}): Promise<JobQueue> {
+export async function createQueue<R = Transcript>(options: QueueOptions = {}): Promise<JobQueue<R>> {
   const { redisUrl, ...rest } = options;
-  if (redisUrl) return createBullmqQueue({ ...rest, name: rest.name ?? 'transcribe', redisUrl });
-  return new MemoryQueue(rest);
+  if (redisUrl) return createBullmqQueue<R>({ ...rest, name: rest.name ?? 'transcribe', redisUrl });
+  return new MemoryQueue<R>(rest);
 }

@@ -9,8 +9,8 @@ import type { JobEvent, WaitOptions } from './types.ts';
 
 export type Listener = (event: JobEvent) => void;
 
-/** A settled job: its transcript, or the error its waiters reject with. */
-export type Outcome = { ok: true; value: Transcript } | { ok: false; error: Error };
+/** A settled job: its result (a transcript, or a render's RenderJobResult), or the error its waiters reject with. */
+export type Outcome<R = Transcript> = { ok: true; value: R } | { ok: false; error: Error };
 
 export class JobListeners {
   readonly #byId = new Map<string, Set<Listener>>();
@@ -46,16 +46,16 @@ export class JobListeners {
  * event other than progress, and whenever the backend calls the `recheck` it is handed (the BullMQ
  * queue does on an event-stream reconnect). Never on a timer.
  */
-export function waitForJob(
+export function waitForJob<R = Transcript>(
   listeners: JobListeners,
   id: string,
-  read: () => Outcome | undefined | Promise<Outcome | undefined>,
+  read: () => Outcome<R> | undefined | Promise<Outcome<R> | undefined>,
   options: WaitOptions = {},
   onRecheck?: (recheck: () => void) => () => void,
-): Promise<Transcript> {
+): Promise<R> {
   const { signal, onProgress } = options;
   if (signal?.aborted) return Promise.reject(abortError(signal, 'wait for the job'));
-  return new Promise<Transcript>((resolve, reject) => {
+  return new Promise<R>((resolve, reject) => {
     let done = false;
     const finish = (fn: () => void) => {
       if (done) return;

@@ -125,6 +125,12 @@ function checkRender(r: RenderJobSpec): RenderJobSpec {
     }
     out.maxOutputSeconds = r.maxOutputSeconds;
   }
+  if (r.maxOutputBytes !== undefined) {
+    if (!(Number.isSafeInteger(r.maxOutputBytes) && r.maxOutputBytes > 0)) {
+      throw invalid('render.maxOutputBytes is a positive integer.');
+    }
+    out.maxOutputBytes = r.maxOutputBytes;
+  }
   return out;
 }
 

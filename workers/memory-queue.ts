@@ -52,19 +52,19 @@ interface JobRecord {
   finishedAt?: number;
   progress?: Progress;
   error?: JobFailure;
-  result?: Transcript;
+  result?: unknown;
   retryTimer?: NodeJS.Timeout;
   controller?: AbortController;
 }
 
-interface Consumer {
-  processor: JobProcessor;
+interface Consumer<R> {
+  processor: JobProcessor<R>;
   concurrency: number;
   active: Map<string, Promise<void>>;
   closing: boolean;
 }
 
-export class MemoryQueue implements JobQueue {
+export class MemoryQueue<R = Transcript> implements JobQueue<R> {
   readonly kind = 'memory' as const;
   readonly #attempts: number;
   readonly #backoff: BackoffOptions;
@@ -74,7 +74,7 @@ export class MemoryQueue implements JobQueue {
   /** Finished ids, oldest first (a Set: insertion-ordered, O(1) removal). */
   readonly #finishedOrder = new Set<string>();
   readonly #listeners = new JobListeners();
-  readonly #consumers = new Set<Consumer>();
+  readonly #consumers = new Set<Consumer<R>>();
   #closed = false;
 
   constructor(options: MemoryQueueOptions = {}) {
@@ -120,8 +120,8 @@ export class MemoryQueue implements JobQueue {
     return record && this.#toStatus(record);
   }
 
-  async result(id: string): Promise<Transcript | undefined> {
-    return this.#jobs.get(id)?.result;
+  async result(id: string): Promise<R | undefined> {
+    return this.#jobs.get(id)?.result as R | undefined;
   }
 
   async cancel(id: string): Promise<boolean> {
@@ -143,7 +143,7 @@ export class MemoryQueue implements JobQueue {
     return true;
   }
 
-  async wait(id: string, options: WaitOptions = {}): Promise<Transcript> {
+  async wait(id: string, options: WaitOptions = {}): Promise<R> {
     if (options.signal?.aborted) throw abortError(options.signal, 'wait for the job');
     const record = this.#jobs.get(id);
     if (!record) throw new QueueError('JOB_NOT_FOUND', `No job ${id}.`);
@@ -154,9 +154,9 @@ export class MemoryQueue implements JobQueue {
     return this.#listeners.add(id, listener);
   }
 
-  async work(processor: JobProcessor, options: WorkOptions = {}): Promise<JobWorker> {
+  async work(processor: JobProcessor<R>, options: WorkOptions = {}): Promise<JobWorker> {
     if (this.#closed) throw new QueueError('QUEUE_CLOSED', 'The queue is closed.');
-    const consumer: Consumer = {
+    const consumer: Consumer<R> = {
       processor,
       concurrency: Math.max(1, Math.floor(options.concurrency ?? 1)),
       active: new Map(),
@@ -185,7 +185,7 @@ export class MemoryQueue implements JobQueue {
     }
   }
 
-  async #closeConsumer(consumer: Consumer, options: CloseWorkerOptions = {}): Promise<void> {
+  async #closeConsumer(consumer: Consumer<R>, options: CloseWorkerOptions = {}): Promise<void> {
     consumer.closing = true;
     const all = () => Promise.all(consumer.active.values());
     if (options.graceMs !== undefined && consumer.active.size > 0) {
@@ -232,7 +232,7 @@ export class MemoryQueue implements JobQueue {
     return undefined;
   }
 
-  async #runAttempt(consumer: Consumer, record: JobRecord): Promise<void> {
+  async #runAttempt(consumer: Consumer<R>, record: JobRecord): Promise<void> {
     const controller = new AbortController();
     record.state = 'active';
     record.attempts += 1;
@@ -305,10 +305,10 @@ export class MemoryQueue implements JobQueue {
     else this.#listeners.emit({ type: 'failed', id, error: record.error! });
   }
 
-  #outcome(record: JobRecord): Outcome | undefined {
+  #outcome(record: JobRecord): Outcome<R> | undefined {
     switch (record.state) {
       case 'completed':
-        return { ok: true, value: record.result! };
+        return { ok: true, value: record.result as R };
       case 'failed':
         return { ok: false, error: failureToError(record.error!) };
       case 'cancelled':

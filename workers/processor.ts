@@ -8,7 +8,6 @@ import type { Readable } from 'node:stream';
 import { EngineError, untilAborted } from '../engine/errors.ts';
 import { SOURCE_DEFAULTS, type SourceOptions } from '../engine/source/index.ts';
 import type { AsrOptions, TranscribeRunOptions, Transcript } from '../engine/types.ts';
-import { type RenderFn, runRenderJob } from './render.ts';
 import type { JobProcessor } from './types.ts';
 
 /** The part of `Engine` (engine/index.ts) a processor uses. */
@@ -35,8 +34,6 @@ export interface EngineProcessorOptions {
   fetcher?: FetcherLike;
   /** CPU threads per job, passed to whisper.cpp. */
   threads?: number;
-  /** Render jobs' cutter (default engine/edit's renderEdit). */
-  render?: RenderFn;
 }
 
 const URL_LIKE = /^[a-z][a-z0-9+.-]*:/i;
@@ -45,8 +42,8 @@ export function createEngineProcessor(options: EngineProcessorOptions): JobProce
   return async (job, ctx) => {
     const { signal, onProgress } = ctx;
     const o = job.options ?? {};
-    // A render needs ffmpeg, not a model: it never waits for one to load.
-    if (o.render) return runRenderJob(o.render, ctx, options.render);
+    // Renders have a queue and a consumer of their own (./render.ts): never this lane.
+    if (o.render) throw new EngineError('INVALID_OPTIONS', 'Render jobs go to the render queue, not this one.');
     const engine = await options.engineFor(o.model, signal);
     const asr: AsrOptions = {};
     if (o.language !== undefined && o.language !== 'auto') asr.language = o.language;

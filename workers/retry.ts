@@ -42,6 +42,7 @@ export const RETRY_CLASS: Readonly<Record<EngineErrorCode, RetryClass>> = Object
   // As for decoding: one more try may land on a healthy, less loaded host.
   RENDER_FAILED: 'transient-once',
   RENDER_TIMEOUT: 'transient-once',
+  RENDER_LIMIT_EXCEEDED: 'permanent',
   MODEL_UNKNOWN: 'permanent',
   MODEL_CHECKSUM_MISMATCH: 'transient-once',
   MODEL_LOAD_FAILED: 'transient-once',

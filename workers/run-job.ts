@@ -10,11 +10,11 @@ import type { JobQueue, TranscriptionJobInput, WaitOptions } from './types.ts';
  * abandoned, so no worker keeps transcribing for nobody. Idempotent by id like `enqueue`: a repeated
  * call with a finished id resolves (or rejects) with the stored outcome.
  */
-export async function runJob(
-  queue: JobQueue,
+export async function runJob<R = Transcript>(
+  queue: JobQueue<R>,
   input: TranscriptionJobInput,
   options: WaitOptions = {},
-): Promise<Transcript> {
+): Promise<R> {
   const { signal } = options;
   if (signal?.aborted) throw abortError(signal, 'job');
   await queue.enqueue(input);

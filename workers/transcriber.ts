@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { SourcePolicy } from '../engine/source/index.ts';
 import type { Progress, Transcript } from '../engine/types.ts';
 import { runJob } from './run-job.ts';
-import type { JobQueue, RenderJobSpec, TranscriptionJobOptions } from './types.ts';
+import type { JobQueue, TranscriptionJobOptions } from './types.ts';
 
 export interface QueueTranscribeRequest {
   sourceUrl: string;
@@ -30,13 +30,8 @@ export interface QueueTranscribeRequest {
   /** The fetch's whole budget (see TranscriptionJobOptions.fetchTimeoutMs). */
   fetchTimeoutMs?: number;
   /**
-   * Set: render an edit instead (RenderJobSpec); the answer is a Transcript with the output's
-   * duration and no segments. It rides the same queue, lanes and workers as transcription.
-   */
-  render?: RenderJobSpec;
-  /**
-   * The job's id, for work the caller may have to wait on again (a render resumed after a restart
-   * finds its job still in Redis); default: a fresh id per request.
+   * The job's id, for work the caller may have to wait on again (a job resumed after a restart finds
+   * it still in Redis); default: a fresh id per request.
    */
   jobId?: string;
 }
@@ -91,7 +86,6 @@ export function createQueueTranscriber(queue: JobQueue, options: QueueTranscribe
       if (request.fetchTimeoutMs !== undefined) jobOptions.fetchTimeoutMs = request.fetchTimeoutMs;
       if (request.maxDurationSec !== undefined) jobOptions.maxDurationSec = request.maxDurationSec;
       if (options.model !== undefined) jobOptions.model = options.model;
-      if (request.render !== undefined) jobOptions.render = request.render;
       // A request is its own job: two identical requests are two jobs, as two calls to the engine would be.
       const id = request.jobId ?? `api-${randomUUID()}`;
       // Nobody else knows the id: once the caller has the outcome, the stored job is only memory held.

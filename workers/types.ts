@@ -63,10 +63,10 @@ export interface JobTimeRange {
 
 /**
  * A render instead of a transcription (edit by transcript, engine/edit): the kept ranges of each
- * part, joined in order, written to `output`. The job's `source` is the first part's. The result is
- * a Transcript with the output's duration whose segments are the ranges actually rendered (snapped to
- * frames), in source seconds, each with its part's index as its text: the caller re-times the
- * source's words onto them itself (a pure function), so no transcript travels through the queue.
+ * part, joined in order, written to `output`. The job's `source` is the first part's. Render jobs go
+ * on a queue of their own (./render.ts), never the transcription queue, and their result is a
+ * RenderJobResult: the caller re-times the source's words onto the rendered ranges itself (a pure
+ * function), so no transcript travels through the queue.
  */
 export interface RenderJobSpec {
   /** Where the file is written: a path the workers can write (DATA_DIR on a shared disk). */
@@ -75,6 +75,20 @@ export interface RenderJobSpec {
   parts: Array<{ source: string; keep: JobTimeRange[] }>;
   /** Longest output the render may write (the engine refuses past it). */
   maxOutputSeconds?: number;
+  /** Largest file the render may write (ffmpeg's `-fs`; past it the job fails RENDER_LIMIT_EXCEEDED). */
+  maxOutputBytes?: number;
+}
+
+/** What a render job returns. */
+export interface RenderJobResult {
+  /** Output seconds (whole frames for video). */
+  duration: number;
+  /** Per part, in order: the ranges actually rendered (snapped to frames), in that part's own seconds. */
+  parts: Array<{ keep: JobTimeRange[] }>;
+  bytes: number;
+  hasVideo: boolean;
+  hasAudio: boolean;
+  contentType: string;
 }
 
 export interface TranscriptionJobInput {
@@ -124,8 +138,11 @@ export interface JobContext {
   onProgress: (progress: Progress) => void;
 }
 
-/** The work itself, injected so the queue knows nothing of the engine (see ./processor.ts for the real one). */
-export type JobProcessor = (job: TranscriptionJobInput, ctx: JobContext) => Promise<Transcript>;
+/**
+ * The work itself, injected so the queue knows nothing of the engine (see ./processor.ts for the real
+ * one; ./render.ts for renders, whose result is a RenderJobResult).
+ */
+export type JobProcessor<R = Transcript> = (job: TranscriptionJobInput, ctx: JobContext) => Promise<R>;
 
 export interface WorkOptions {
   /** Jobs processed at once by this consumer (default 1). */
@@ -160,13 +177,14 @@ export interface EnqueueOptions {
   retryFailed?: boolean;
 }
 
-export interface JobQueue {
+/** A queue of jobs whose result is `R`: transcription's Transcript (the default), or a render's RenderJobResult. */
+export interface JobQueue<R = Transcript> {
   readonly kind: 'memory' | 'bullmq';
   /** Adds the job, or returns the status of the existing job with this id. */
   enqueue(input: TranscriptionJobInput, options?: EnqueueOptions): Promise<JobStatus>;
   status(id: string): Promise<JobStatus | undefined>;
-  /** The stored transcript of a completed job. */
-  result(id: string): Promise<Transcript | undefined>;
+  /** The stored result of a completed job. */
+  result(id: string): Promise<R | undefined>;
   /**
    * Cancels a queued, retrying or active job (an active one is aborted through its AbortSignal).
    * Resolves false when the job is unknown or already finished.
@@ -182,13 +200,13 @@ export interface JobQueue {
    * Resolves with the transcript when the job completes; rejects with an EngineError carrying the
    * job's failure code when it fails, ABORTED when it is cancelled; a QueueError JOB_NOT_FOUND for an unknown id.
    */
-  wait(id: string, options?: WaitOptions): Promise<Transcript>;
+  wait(id: string, options?: WaitOptions): Promise<R>;
   /** Live events for one job; resolves once listening, with the function that stops it. */
   subscribe(id: string, listener: (event: JobEvent) => void): Promise<() => void>;
   /** Jobs waiting (queued or waiting for a retry) and being worked, across every consumer. */
   counts(): Promise<{ waiting: number; active: number }>;
   /** Starts consuming jobs with `processor` in this process. */
-  work(processor: JobProcessor, options?: WorkOptions): Promise<JobWorker>;
+  work(processor: JobProcessor<R>, options?: WorkOptions): Promise<JobWorker>;
   /** Closes connections; workers started here are closed first (waiting for their active jobs). */
   close(): Promise<void>;
 }

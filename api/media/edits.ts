@@ -4,8 +4,8 @@
  * captions re-timed from the sources' word times, nothing transcribed again — or `failed` with the
  * reason in `renderError`. Sources never change.
  *
- * Renders go through the service's Transcriber seam (the job queue, with the members' lane: only
- * members edit), as render jobs (workers/render.ts). Each video keeps its render spec while it
+ * Renders go through the render lane (workers/render.ts: a queue of their own, never the
+ * transcription queue), bounded per account by RenderAdmission (./render-admission.ts). Each video keeps its render spec while it
  * renders, so a render cut off by a restart is started again by `recover()` at the next start,
  * once (`maxAttempts`), then marked failed: never left `rendering`. Knows no Fastify.
  */
@@ -25,17 +25,20 @@ import {
   type TimeRange,
 } from '../../engine/index.ts';
 import type { Transcript } from '../../engine/types.ts';
+import type { RenderJobResult, RenderLane } from '../../workers/index.ts';
 import { ApiError, jobFailure } from '../errors.ts';
 import type { CaptionTranscript, Project, RenderSpec, Storage, TimeSpan, Video } from '../storage/types.ts';
-import type { Transcriber } from '../transcriber.ts';
 import { storedTranscript } from './captions.ts';
 import type { MediaFiles } from './files.ts';
+import type { RenderAdmission } from './render-admission.ts';
 
 export interface EditRendersOptions {
   storage: Storage;
   files: MediaFiles;
-  /** The members' lane of the job queue. */
-  transcriber: Transcriber;
+  /** The render lane: a queue of its own (workers/render.ts). */
+  renderer: Pick<RenderLane, 'render'>;
+  /** Per-account shares: renders unfinished and running, the storage quota, what a render may write. */
+  admission?: RenderAdmission;
   /** Free space the media disk keeps (507 below it, counting the render's estimated size). */
   diskFloorBytes: number;
   /** Longest output a render may write. */
@@ -226,6 +229,7 @@ export class EditRenders {
         headers: { 'retry-after': '30' },
       });
     }
+    await this.#o.admission?.admit(base.ownerId);
     const video = await this.#o.storage.createVideo({
       ...base,
       // Not a TUS upload: a unique id of the same shape, so removal finds nothing to sweep.
@@ -259,21 +263,21 @@ export class EditRenders {
   async #run(video: Video, spec: RenderSpec, signal: AbortSignal, onFraction: (f: number) => void): Promise<void> {
     const { files, storage } = this.#o;
     const output = files.mediaPath(video.id);
+    const { admission } = this.#o;
+    let release: (() => void) | undefined;
     try {
       await mkdir(dirname(output), { recursive: true });
-      const first = files.mediaPath(spec.parts[0]!.videoId);
-      const rendered = await this.#o.transcriber.transcribe(
+      // One render of an account runs at a time; its others wait here, outside the render queue.
+      if (admission && video.ownerId) release = await admission.slot(video.ownerId, signal);
+      const maxOutputBytes = admission && video.ownerId ? await admission.outputBytesFor(video.ownerId) : undefined;
+      const rendered = await this.#o.renderer.render(
         {
-          sourceUrl: `file:${spec.parts[0]!.videoId}`,
-          sourcePath: first,
-          policy: { mode: 'allowlist', hostSuffixes: [] },
-          wordTimestamps: false,
-          maxBytes: Number.MAX_SAFE_INTEGER,
           jobId: `render-${video.id}`,
-          render: {
+          spec: {
             output,
             parts: spec.parts.map((p) => ({ source: files.mediaPath(p.videoId), keep: p.keep })),
             maxOutputSeconds: this.#o.maxOutputSec,
+            ...(maxOutputBytes !== undefined ? { maxOutputBytes } : {}),
           },
         },
         signal,
@@ -281,9 +285,11 @@ export class EditRenders {
           if (p.stage === 'render' && p.fraction !== undefined) onFraction(p.fraction);
         },
       );
+      release?.();
       signal.throwIfAborted();
-      await this.#finish(video, renderedSpec(spec, rendered), output, signal);
+      await this.#finish(video, renderedSpec(spec, rendered).rendered, output, signal);
     } catch (err) {
+      release?.();
       // Shutting down: left `rendering`, for recover() at the next start.
       if (this.#closing && signal.aborted) return;
       const { reason, unexpected } = jobFailure(err, signal.aborted, 'INTERNAL_ERROR: the render failed');
@@ -360,18 +366,23 @@ export class EditRenders {
 }
 
 /**
- * The spec with each part's ranges as rendered (snapped to frames; the job's segments, tagged with
- * their part), so captions are re-timed onto exactly what was cut. Unchanged when the job has none.
+ * The spec as planned and as rendered (each part's ranges snapped to frames, from the render job's
+ * result), so captions are re-timed onto exactly what was cut. A part of which nothing was rendered
+ * (its ranges lay past its real content, which a header had overstated) is left out of both; a
+ * planned range is clipped to where its part's rendering ends.
  */
-function renderedSpec(spec: RenderSpec, rendered: Transcript): RenderSpec {
-  if (rendered.segments.length === 0) return spec;
-  return {
-    ...spec,
-    parts: spec.parts.map((p, i) => {
-      const keep = rendered.segments.filter((s) => s.text === String(i)).map((s) => ({ start: s.start, end: s.end }));
-      return keep.length > 0 ? { ...p, keep } : p;
-    }),
-  };
+function renderedSpec(spec: RenderSpec, result: RenderJobResult): { planned: RenderSpec; rendered: RenderSpec } {
+  const planned: RenderSpec['parts'] = [];
+  const rendered: RenderSpec['parts'] = [];
+  spec.parts.forEach((p, i) => {
+    const keep = result.parts[i]?.keep ?? [];
+    const end = keep[keep.length - 1]?.end;
+    if (end === undefined) return;
+    const clip = (r: { start: number; end: number }) => ({ start: r.start, end: Math.min(r.end, end) });
+    planned.push({ ...p, keep: p.keep.map(clip).filter((r) => r.end > r.start) });
+    rendered.push({ ...p, keep: keep.map(({ start, end: e }) => ({ start, end: e })) });
+  });
+  return { planned: { ...spec, parts: planned }, rendered: { ...spec, parts: rendered } };
 }
 
 /** The stored transcript as the engine's shape (stored words carry no probability). */

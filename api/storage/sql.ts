@@ -149,6 +149,10 @@ export class SqlStorage implements Storage {
     return videos.listVideosInState(this.#db, state, limit);
   }
 
+  ownerUsage(ownerId: string): Promise<{ mediaBytes: number; rendering: number }> {
+    return videos.ownerUsage(this.#db, ownerId);
+  }
+
   deleteVideo(id: string): Promise<boolean> {
     return videos.deleteVideo(this.#db, id);
   }

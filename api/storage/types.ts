@@ -298,6 +298,8 @@ export interface Storage {
   transitionVideo(id: string, from: VideoState, patch: VideoPatch): Promise<Video | null>;
   /** Videos in `state`, oldest first (the renders a restart cut off). */
   listVideosInState(state: VideoState, limit: number): Promise<Video[]>;
+  /** What one account holds: the bytes of the media of the videos it owns, and its renders not yet ended. */
+  ownerUsage(ownerId: string): Promise<{ mediaBytes: number; rendering: number }>;
   /** Removes the video with its captions and upload record; false when there was none. */
   deleteVideo(id: string): Promise<boolean>;
   /**

@@ -14,6 +14,11 @@ export interface ToolRunOptions {
   timeoutMs?: number;
   /** More stdout than this kills the child and fails the call. */
   maxStdoutBytes?: number;
+  /**
+   * Set: stdout is handed over line by line as it comes and not kept (`stdout` is empty, no byte
+   * cap: a line longer than 64 KiB kills the child); for output that grows with the input.
+   */
+  onLine?: (line: string) => void;
 }
 
 export interface ToolResult {
@@ -56,7 +61,24 @@ export function runTool(command: string, args: string[], opts: ToolRunOptions = 
       timeoutMs,
     );
     signal?.addEventListener('abort', onAbort, { once: true });
+    let pending = '';
+    if (opts.onLine) {
+      const onLine = opts.onLine;
+      child.stdout.setEncoding('utf8');
+      child.stdout.on('data', (text: string) => {
+        pending += text;
+        const lines = pending.split('\n');
+        pending = lines.pop() ?? '';
+        if (pending.length > 65_536) kill(new EngineError('DECODE_FAILED', `${command} wrote an overlong line.`));
+        for (const line of lines) onLine(line);
+      });
+      child.stdout.once('end', () => {
+        if (pending !== '') onLine(pending);
+        pending = '';
+      });
+    }
     child.stdout.on('data', (c: Buffer) => {
+      if (opts.onLine) return;
       size += c.length;
       if (size > maxStdoutBytes) {
         kill(new EngineError('DECODE_FAILED', `${command} wrote more than ${maxStdoutBytes} bytes.`));

@@ -6,6 +6,17 @@
 
 export { type EditRequest, type PlannedCuts, planCuts } from './cuts.ts';
 export {
+  checkInputCount,
+  checkInputPixels,
+  checkOutputBytes,
+  checkOutputSeconds,
+  keepWithinContent,
+  RENDER_LIMITS,
+  type RenderLimits,
+  renderLimits,
+} from './limits.ts';
+export { type EditInput, probeEditInput } from './probe.ts';
+export {
   checkKeep,
   DURATION_SLACK_SEC,
   keepFromRemove,

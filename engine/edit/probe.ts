@@ -1,6 +1,11 @@
 /**
  * What the renderer needs to know about its input, from ffprobe under the same hardening as every
  * other ffmpeg run (file protocol only, the demuxer whitelist), through the decoder's tool runner.
+ *
+ * The duration is the content's: where the last packet of the video or audio stream ends, read from
+ * the packets' own timestamps (one line each, streamed, nothing kept). A header's duration field is
+ * never believed: an M4A of 10 KB whose `mvhd` says 14,000 s would otherwise become 14,000 s of
+ * frames.
  */
 
 import { stat } from 'node:fs/promises';
@@ -8,7 +13,7 @@ import { FORMAT_WHITELIST, runTool } from '../decode/index.ts';
 import { EngineError } from '../errors.ts';
 
 export interface EditInput {
-  /** Seconds, from the container (or the longest stream when the container has none). */
+  /** Seconds: where the video's or the audio's last packet ends (from packet timestamps, not headers). */
   duration: number;
   /** ffprobe's demuxer name, e.g. 'mov,mp4,m4a,3gp,3g2,mj2'. */
   formatName: string;
@@ -17,6 +22,7 @@ export interface EditInput {
 }
 
 interface ProbeStream {
+  index?: number;
   codec_type?: string;
   codec_name?: string;
   r_frame_rate?: string;
@@ -70,7 +76,7 @@ export async function probeEditInput(
       '-format_whitelist',
       FORMAT_WHITELIST.join(','),
       '-show_entries',
-      'format=duration,format_name,bit_rate:stream=codec_type,codec_name,r_frame_rate,avg_frame_rate,width,height,sample_rate,channels,bit_rate,duration:stream_disposition=attached_pic',
+      'format=format_name:stream=index,codec_type,codec_name,r_frame_rate,avg_frame_rate,width,height,sample_rate,channels,bit_rate:stream_disposition=attached_pic',
       '-of',
       'json',
       `file:${path}`,
@@ -78,7 +84,7 @@ export async function probeEditInput(
     { signal: opts.signal, timeoutMs: 60_000 },
   );
   if (code !== 0) throw notMedia(`ffprobe exit ${code}`);
-  let parsed: { format?: { duration?: string; format_name?: string; bit_rate?: string }; streams?: ProbeStream[] };
+  let parsed: { format?: { format_name?: string }; streams?: ProbeStream[] };
   try {
     parsed = JSON.parse(stdout);
   } catch (err) {
@@ -89,8 +95,7 @@ export async function probeEditInput(
   const v = streams.find((s) => s.codec_type === 'video' && !s.disposition?.attached_pic);
   const a = streams.find((s) => s.codec_type === 'audio');
   if (!v && !a) throw notMedia('no audio or video stream');
-  const durations = [parsed.format?.duration, ...streams.map((s) => s.duration)].map(Number).filter((d) => d > 0);
-  const duration = Number(parsed.format?.duration) > 0 ? Number(parsed.format?.duration) : Math.max(0, ...durations);
+  const duration = await contentEnd(path, [v?.index, a?.index], opts);
   if (!(duration > 0)) throw new EngineError('EMPTY_MEDIA', 'The input has no duration.');
   const bitRate = Number(a?.bit_rate);
   return {
@@ -108,4 +113,51 @@ export async function probeEditInput(
         }
       : undefined,
   };
+}
+
+/** Longest a packet scan may take (a 4-hour recording's million packets take a few seconds). */
+const PACKET_SCAN_TIMEOUT_MS = 120_000;
+
+/**
+ * Where the content of streams `indices` ends: the largest packet end (pts, or dts, plus duration)
+ * among them, in seconds. Demuxing only (no decoding); ffprobe's lines are read as they come.
+ */
+async function contentEnd(
+  path: string,
+  indices: Array<number | undefined>,
+  opts: { ffprobePath?: string; signal?: AbortSignal },
+): Promise<number> {
+  const wanted = new Set(indices.filter((i): i is number => i !== undefined));
+  let end = 0;
+  const { code } = await runTool(
+    opts.ffprobePath ?? 'ffprobe',
+    [
+      '-v',
+      'error',
+      '-protocol_whitelist',
+      'file',
+      '-format_whitelist',
+      FORMAT_WHITELIST.join(','),
+      '-show_entries',
+      'packet=stream_index,pts_time,dts_time,duration_time',
+      '-of',
+      'csv=p=0',
+      `file:${path}`,
+    ],
+    {
+      signal: opts.signal,
+      timeoutMs: PACKET_SCAN_TIMEOUT_MS,
+      onLine: (line) => {
+        const [index, pts, dts, dur] = line.split(',');
+        if (!wanted.has(Number(index))) return;
+        const at = Number(pts !== 'N/A' && pts !== '' ? pts : dts);
+        if (!Number.isFinite(at)) return;
+        const d = Number(dur);
+        const e = at + (Number.isFinite(d) && d > 0 ? d : 0);
+        if (e > end) end = e;
+      },
+    },
+  );
+  if (code !== 0) throw notMedia(`ffprobe exit ${code}`);
+  return Math.round(end * 1e6) / 1e6;
 }

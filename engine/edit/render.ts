@@ -17,6 +17,18 @@ import { FORMAT_WHITELIST } from '../decode/index.ts';
 import { spawnFailure } from '../decode/tool.ts';
 import { abortError, EngineError, throwIfAborted } from '../errors.ts';
 import {
+  checkInputCount,
+  checkInputPixels,
+  checkOutputBytes,
+  checkOutputSeconds,
+  inputLimitArgs,
+  keepWithinContent,
+  lowerPriority,
+  outputLimitArgs,
+  type RenderLimits,
+  renderLimits,
+} from './limits.ts';
+import {
   filterGraph,
   type OutputFormat,
   outputFormat,
@@ -26,7 +38,7 @@ import {
   type VideoSettings,
 } from './plan.ts';
 import { type EditInput, probeEditInput } from './probe.ts';
-import { checkKeep, type TimeRange } from './ranges.ts';
+import type { TimeRange } from './ranges.ts';
 
 /** One input of a multi-input render: a local media file and the ranges kept of it. */
 export interface RenderInput {
@@ -55,6 +67,16 @@ export interface RenderEditOptions {
   fadeMs?: number;
   /** Longest output accepted (MEDIA_DURATION_EXCEEDED before anything runs). Default 4 h. */
   maxOutputSeconds?: number;
+  /**
+   * What the render may cost (limits.ts: inputs, pixels per frame, output bytes, threads, niceness);
+   * `maxOutputSeconds` and `threads`, when given, win over the same bounds here.
+   */
+  limits?: Partial<RenderLimits>;
+  /**
+   * Ranges past an input's content (its last packet) are dropped rather than refused: for ranges
+   * drawn from a stored duration that may be a header's. Default false (EDIT_INVALID past the end).
+   */
+  clipToContent?: boolean;
   ffmpegPath?: string;
   ffprobePath?: string;
   /** Wall-clock limit for the render (RENDER_TIMEOUT). Default 2 h. */
@@ -63,7 +85,7 @@ export interface RenderEditOptions {
   video?: VideoSettings;
   /** Highest frame rate rendered; faster sources are rendered at this rate (default 60). */
   maxFps?: number;
-  /** ffmpeg's -threads (default: ffmpeg's own choice). */
+  /** Encoder threads (default limits.encodeThreads, 4). */
   threads?: number;
 }
 
@@ -99,16 +121,16 @@ export const RENDER_DEFAULTS = Object.freeze({
 const MAX_ALLOC_BYTES = 256 * 1024 * 1024;
 /** Bytes of ffmpeg's stderr kept for the error report. */
 const MAX_LOG = 16 * 1024;
-/** Inputs one render opens at once (each is a demuxer and a decoder in the one ffmpeg child). */
-export const MAX_RENDER_INPUTS = 100;
+/** Inputs one render may open at once by default (limits.ts; each is a demuxer and a decoder in the one child). */
+export const MAX_RENDER_INPUTS = 20;
 
 /** `input`/`keep` or `inputs`, as one list. */
-function inputsOf(o: RenderEditOptions): RenderInput[] {
+function inputsOf(o: RenderEditOptions, limits: RenderLimits): RenderInput[] {
   const bad = (what: string) => new EngineError('INVALID_OPTIONS', `renderEdit: ${what}`);
   if (o.inputs !== undefined) {
     if (o.input !== undefined || o.keep !== undefined) throw bad('give either input and keep, or inputs');
     if (!Array.isArray(o.inputs) || o.inputs.length === 0) throw bad('inputs must be a non-empty array');
-    if (o.inputs.length > MAX_RENDER_INPUTS) throw bad(`at most ${MAX_RENDER_INPUTS} inputs`);
+    checkInputCount(o.inputs.length, limits);
     for (const i of o.inputs) {
       if (typeof i?.path !== 'string' || i.path === '') throw bad('every input needs a file path');
     }
@@ -118,26 +140,29 @@ function inputsOf(o: RenderEditOptions): RenderInput[] {
   return [{ path: o.input, keep: o.keep as TimeRange[] }];
 }
 
-function checkOptions(
-  o: RenderEditOptions,
-): Required<Pick<RenderEditOptions, 'fadeMs' | 'maxOutputSeconds' | 'timeoutMs' | 'maxFps'>> {
+function checkOptions(o: RenderEditOptions): Required<Pick<RenderEditOptions, 'fadeMs' | 'timeoutMs' | 'maxFps'>> & {
+  limits: RenderLimits;
+} {
   const bad = (what: string) => new EngineError('INVALID_OPTIONS', `renderEdit: ${what}`);
   if (typeof o?.output !== 'string' || o.output === '') throw bad('output must be a file path');
   const s = {
     fadeMs: o.fadeMs ?? RENDER_DEFAULTS.fadeMs,
-    maxOutputSeconds: o.maxOutputSeconds ?? RENDER_DEFAULTS.maxOutputSeconds,
     timeoutMs: o.timeoutMs ?? RENDER_DEFAULTS.timeoutMs,
     maxFps: o.maxFps ?? RENDER_DEFAULTS.maxFps,
+    limits: renderLimits({
+      ...o.limits,
+      ...(o.maxOutputSeconds !== undefined ? { maxOutputSeconds: o.maxOutputSeconds } : {}),
+      ...(o.threads !== undefined ? { encodeThreads: o.threads } : {}),
+    }),
   };
   if (!(s.fadeMs >= 0 && s.fadeMs <= 20)) throw bad('fadeMs must be from 0 to 20');
-  if (!(s.maxOutputSeconds > 0)) throw bad('maxOutputSeconds must be positive');
   if (!(s.timeoutMs > 0)) throw bad('timeoutMs must be positive');
   if (!(s.maxFps >= 1 && s.maxFps <= 120)) throw bad('maxFps must be from 1 to 120');
   return s;
 }
 
 function ffmpegArgs(
-  o: RenderEditOptions,
+  limits: RenderLimits,
   paths: string[],
   script: string,
   out: string,
@@ -153,9 +178,10 @@ function ffmpegArgs(
     '-nostats',
     '-max_alloc',
     String(MAX_ALLOC_BYTES),
-    ...(o.threads ? ['-threads', String(o.threads)] : []),
-    // Input hardening as for decoding, per input: local files through the file protocol, a fixed demuxer list.
+    // Input hardening as for decoding, per input: local files through the file protocol, a fixed demuxer
+    // list; and a bounded decoder (its threads: frames in flight).
     ...paths.flatMap((p) => [
+      ...inputLimitArgs(limits),
       '-protocol_whitelist',
       'file',
       '-format_whitelist',
@@ -176,6 +202,10 @@ function ffmpegArgs(
     // A bound on the output whatever the graph does: the plan's length and a little.
     '-t',
     String(plan.duration + 1),
+    // The file's size, checked while it is written (checkOutputBytes tells a cut-off file from a whole one).
+    ...outputLimitArgs(limits),
+    '-threads',
+    String(limits.encodeThreads),
     ...(fmt.muxer === 'mp4' ? ['-movflags', '+faststart'] : []),
     '-progress',
     'pipe:1',
@@ -187,14 +217,15 @@ function ffmpegArgs(
 }
 
 /**
- * Renders `keep` of `input` (or each of `inputs`' kept ranges, in order) into `output`, in one pass. Video → MP4 H.264/AAC (+faststart); audio only → the
- * source's codec. Errors: SOURCE_NOT_FOUND, EMPTY_MEDIA, DECODE_FAILED (not media), EDIT_INVALID (ranges),
- * MEDIA_DURATION_EXCEEDED (output over maxOutputSeconds), RENDER_FAILED, RENDER_TIMEOUT, ABORTED,
+ * Renders `keep` of `input` (or each of `inputs`' kept ranges, in order) into `output`, in one pass.
+ * Video → MP4 H.264/AAC (+faststart); audio only → the source's codec. Errors: SOURCE_NOT_FOUND,
+ * EMPTY_MEDIA, DECODE_FAILED (not media), EDIT_INVALID (ranges), MEDIA_DURATION_EXCEEDED (output over
+ * maxOutputSeconds), RENDER_LIMIT_EXCEEDED (limits.ts), RENDER_FAILED, RENDER_TIMEOUT, ABORTED,
  * FFMPEG_NOT_FOUND, INVALID_OPTIONS.
  */
 export async function renderEdit(opts: RenderEditOptions): Promise<RenderEditResult> {
   const s = checkOptions(opts);
-  const sources = inputsOf(opts);
+  const sources = inputsOf(opts, s.limits);
   throwIfAborted(opts.signal, 'render');
   const probed: EditInput[] = [];
   for (const src of sources) {
@@ -207,21 +238,18 @@ export async function renderEdit(opts: RenderEditOptions): Promise<RenderEditRes
       ),
     );
   }
-  const parts = sources.map((src, i) => ({ keep: checkKeep(src.keep, probed[i]!.duration), input: probed[i]! }));
+  checkInputPixels(probed, s.limits);
+  const clip = opts.clipToContent === true;
+  const parts = sources.map((src, i) => ({
+    keep: keepWithinContent(src.keep, probed[i]!.duration, clip),
+    input: probed[i]!,
+  }));
   const input = renderTarget(probed);
   const plan = planParts(parts, input);
   if (plan.pieces.length === 0) {
     throw new EngineError('EDIT_INVALID', 'The kept ranges are all shorter than a frame: nothing is left.');
   }
-  if (plan.duration > s.maxOutputSeconds) {
-    throw new EngineError(
-      'MEDIA_DURATION_EXCEEDED',
-      `The edit is ${plan.duration} s long; at most ${s.maxOutputSeconds} s.`,
-      {
-        details: { maxDurationSec: s.maxOutputSeconds, claimedSec: plan.duration },
-      },
-    );
-  }
+  checkOutputSeconds(plan.duration, s.limits);
   const fmt = outputFormat(input, opts.video);
   const fadeSamples = input.audio ? Math.round((s.fadeMs / 1000) * input.audio.sampleRate) : 0;
   const work = await mkdtemp(join(tmpdir(), 'edit-'));
@@ -231,13 +259,15 @@ export async function renderEdit(opts: RenderEditOptions): Promise<RenderEditRes
     const script = join(work, 'graph.txt');
     await writeFile(script, filterGraph(plan, input, fadeSamples, probed));
     const paths = sources.map((src) => src.path);
-    await runFfmpeg(opts.ffmpegPath ?? 'ffmpeg', ffmpegArgs(opts, paths, script, partial, fmt, input, plan), {
+    await runFfmpeg(opts.ffmpegPath ?? 'ffmpeg', ffmpegArgs(s.limits, paths, script, partial, fmt, input, plan), {
       signal: opts.signal,
       timeoutMs: s.timeoutMs,
       total: plan.duration,
       onProgress: opts.onProgress,
+      limits: s.limits,
     });
     const { size } = await stat(partial);
+    checkOutputBytes(size, s.limits);
     if (size === 0) throw new EngineError('RENDER_FAILED', 'ffmpeg wrote an empty file.');
     throwIfAborted(opts.signal, 'render');
     await rename(partial, opts.output);
@@ -281,6 +311,7 @@ interface RunOptions {
   timeoutMs: number;
   total: number;
   onProgress?: RenderEditOptions['onProgress'];
+  limits: RenderLimits;
 }
 
 /** Runs ffmpeg to its exit; reads `-progress` key=value lines from stdout, keeps a tail of stderr. */
@@ -293,6 +324,8 @@ function runFfmpeg(command: string, args: string[], o: RunOptions): Promise<void
       reject(spawnFailure(err as NodeJS.ErrnoException, command));
       return;
     }
+    // Below transcription: a render waits for the CPU, never the other way round.
+    lowerPriority(child, o.limits);
     let failure: EngineError | undefined;
     let log = '';
     let pending = '';

@@ -175,6 +175,16 @@ async function patchVideo(
   return rows[0] ? toVideo(rows[0]) : null;
 }
 
+/** What one account holds: bytes of its videos' media, and its renders not yet ended. */
+export async function ownerUsage(db: Queryable, ownerId: string): Promise<{ mediaBytes: number; rendering: number }> {
+  const rows = await db.query<{ bytes: string | number | null; rendering: string | number }>(
+    `SELECT COALESCE(SUM(media_bytes), 0) AS bytes, COUNT(*) FILTER (WHERE state = 'rendering') AS rendering
+       FROM videos WHERE owner_id = $1`,
+    [ownerId],
+  );
+  return { mediaBytes: Number(rows[0]?.bytes ?? 0), rendering: Number(rows[0]?.rendering ?? 0) };
+}
+
 export async function listVideosInState(db: Queryable, state: VideoState, limit: number): Promise<Video[]> {
   const rows = await db.query<VideoRow>('SELECT * FROM videos WHERE state = $1 ORDER BY created_at LIMIT $2', [
     state,
