@@ -395,6 +395,7 @@ describe('editing in the page: select, draft, proposals, phone, projects', () =>
     await page.waitForSelector('body[data-ready="true"]');
     await page.select('#source', videoId);
     await page.waitForSelector('#source-words .w[data-i="11"]');
+    await page.waitForFunction(`document.getElementById('source-player').readyState >= 1`);
 
     // Clip A: the words "one" to "four", selected.
     await dragAcross(page, '#source-words .w[data-i="0"]', '#source-words .w[data-i="3"]');
@@ -425,22 +426,19 @@ describe('editing in the page: select, draft, proposals, phone, projects', () =>
     // Down with the keyboard, back up by drag, down again: B then A.
     await page.focus('#clips li:first-child .handle');
     await page.keyboard.press('ArrowDown');
-    await page.waitForFunction(
-      `document.querySelector('#clips li:first-child .clip-times').textContent.startsWith('0:04.0')`,
-    );
+    await page.waitForSelector('body[data-clips="2"]:not([data-saving])');
+    expect(await order()).toEqual(['0:04.0–0:06.0 · 0:02.0', '0:00.2–0:01.7 · 0:01.5']);
     expect(
       await inPage(page, `document.activeElement === document.querySelector('#clips li:last-child .handle')`),
     ).toBe(true);
     // Dropped on the upper half of the first clip: it goes before it.
     await dragAcross(page, '#clips li:last-child .handle', '#clips li:first-child .clip-title', -6);
-    await page.waitForFunction(
-      `document.querySelector('#clips li:first-child .clip-times').textContent.startsWith('0:00.2')`,
-    );
+    await page.waitForSelector('body[data-clips="2"]:not([data-saving])');
+    expect(await order()).toEqual(['0:00.2–0:01.7 · 0:01.5', '0:04.0–0:06.0 · 0:02.0']);
     await page.focus('#clips li:first-child .handle');
     await page.keyboard.press('ArrowDown');
-    await page.waitForFunction(
-      `document.querySelector('#clips li:first-child .clip-times').textContent.startsWith('0:04.0')`,
-    );
+    await page.waitForSelector('body[data-clips="2"]:not([data-saving])');
+    expect(await order()).toEqual(['0:04.0–0:06.0 · 0:02.0', '0:00.2–0:01.7 · 0:01.5']);
     const projectId = page.url().split('/').pop()!;
     expect((await storage.getProject(projectId))?.clips.map((c) => c.start)).toEqual([4, 0.2]);
     await page.screenshot({ path: join(OUTPUT, 'project-1280.png'), fullPage: true });

@@ -95,11 +95,17 @@ function renderClips(focusIndex = -1) {
 }
 
 async function setClips(clips, focusIndex = -1) {
-  st.project = await call(`/api/projects/${projectId}/clips`, {
-    method: 'PUT',
-    body: JSON.stringify({ clips: clips.map(clipBody) }),
-  });
-  renderClips(focusIndex);
+  document.body.dataset.saving = 'true';
+  try {
+    st.project = await call(`/api/projects/${projectId}/clips`, {
+      method: 'PUT',
+      body: JSON.stringify({ clips: clips.map(clipBody) }),
+    });
+  } finally {
+    // Drawn from the server's answer: a refused order goes back to the saved one.
+    renderClips(focusIndex);
+    delete document.body.dataset.saving;
+  }
 }
 
 function moveClip(from, to) {
