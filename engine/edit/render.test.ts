@@ -33,8 +33,9 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'edit-test-'));
   video = join(dir, 'in.mp4');
   longVideo = join(dir, 'long.mp4');
-  await makeCounterVideo(video, 6);
-  await makeCounterVideo(longVideo, 10);
+  // A keyframe every 0.4 s: stretches for smart render to copy between the cuts.
+  await makeCounterVideo(video, 6, { gop: 10 });
+  await makeCounterVideo(longVideo, 10, { gop: 10 });
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -59,17 +60,26 @@ async function expectInSync(path: string): Promise<number> {
   return flashes.length;
 }
 
-describe('renderEdit: video', () => {
+// Both paths: the full re-encode, and smart render (copy between keyframes, re-encode around the cuts).
+describe.each([{ mode: 'full' }, { mode: 'smart' }] as const)('renderEdit: video ($mode)', ({ mode }) => {
+  const smart = mode === 'smart';
   it('keeps exactly the kept frames and seconds, in sync at every join', async () => {
-    const out = join(dir, 'cut.mp4');
+    const out = join(dir, `cut-${mode}.mp4`);
     const keep = keepFromRemove(6, [
       { start: 1, end: 2 },
       { start: 2.5, end: 2.7 },
       { start: 4, end: 5 },
     ]);
     const progress: number[] = [];
-    const r = await renderEdit({ input: video, output: out, keep, onProgress: (p) => progress.push(p.fraction) });
+    const r = await renderEdit({
+      input: video,
+      output: out,
+      keep,
+      smart,
+      onProgress: (p) => progress.push(p.fraction),
+    });
     expect(r).toMatchObject({ hasVideo: true, hasAudio: true, container: 'mp4', contentType: 'video/mp4', fps: FPS });
+    expect(r.method).toBe(mode);
     expect(r.duration).toBeCloseTo(3.8, 6);
     expect(progress.at(-1)).toBe(1);
 
@@ -87,11 +97,14 @@ describe('renderEdit: video', () => {
   });
 
   it('stays in sync after 100 joins', async () => {
-    const out = join(dir, 'many.mp4');
+    const out = join(dir, `many-${mode}.mp4`);
     // 100 cuts of 1.25 frames, 2.375 frames apart: 101 pieces of ~1.1 frames, few edges on a frame boundary.
     const remove = Array.from({ length: 100 }, (_, k) => ({ start: k * 0.095 + 0.04, end: k * 0.095 + 0.09 }));
-    const r = await renderEdit({ input: longVideo, output: out, keep: keepFromRemove(10, remove) });
+    const r = await renderEdit({ input: longVideo, output: out, keep: keepFromRemove(10, remove), smart });
     expect(r.keep.length).toBe(101);
+    // Pieces of a frame or two leave nothing between keyframes to copy: smart render says so and re-encodes.
+    expect(r.method).toBe('full');
+    if (smart) expect(r.reason).toMatch(/% of the output lies between keyframes/);
     expect((await readFrames(out)).map((f) => f.index)).toEqual(framesOf(r.keep));
     expect(await expectInSync(out)).toBeGreaterThanOrEqual(10);
     // The unsnapped ranges' output offsets are within half a frame of the render's, however many joins.
@@ -99,7 +112,7 @@ describe('renderEdit: video', () => {
   });
 
   it('re-timed captions land on the frames their words came from; a word cut through goes', async () => {
-    const out = join(dir, 'captions.mp4');
+    const out = join(dir, `captions-${mode}.mp4`);
     const word = (text: string, start: number) => ({ text, start, end: start + 0.3, p: 1 });
     const t: Transcript = {
       language: 'en',
@@ -118,7 +131,7 @@ describe('renderEdit: video', () => {
       { start: 3.0, end: 3.37 },
       { start: 4.01, end: 5.13 },
     ]);
-    await renderEdit({ input: video, output: out, keep });
+    expect((await renderEdit({ input: video, output: out, keep, smart })).method).toBe(mode);
     const frames = await readFrames(out);
     const words = retimeTranscript(t, keep).segments.flatMap((s) => s.words ?? []);
     expect(words.map((w) => w.text)).toEqual(['a', 'c', 'd', 'e']);
@@ -130,29 +143,29 @@ describe('renderEdit: video', () => {
   });
 
   it('renders a video without audio', async () => {
-    const input = join(dir, 'silent.mp4');
-    await makeCounterVideo(input, 2, { audio: false });
-    const out = join(dir, 'silent-cut.mp4');
-    const r = await renderEdit({ input, output: out, keep: keepFromRemove(2, [{ start: 0.5, end: 1.2 }]) });
-    expect(r).toMatchObject({ hasVideo: true, hasAudio: false, duration: 1.32 });
+    const input = join(dir, `silent-${mode}.mp4`);
+    await makeCounterVideo(input, 2, { audio: false, gop: 10 });
+    const out = join(dir, `silent-cut-${mode}.mp4`);
+    const r = await renderEdit({ input, output: out, keep: keepFromRemove(2, [{ start: 0.5, end: 1.2 }]), smart });
+    expect(r).toMatchObject({ hasVideo: true, hasAudio: false, duration: 1.32, method: mode });
     expect((await readFrames(out)).map((f) => f.index)).toEqual(framesOf(r.keep));
   });
 
   it('abort kills ffmpeg and leaves no file behind', async () => {
-    const out = join(dir, 'aborted', 'out.mp4');
-    await rm(join(dir, 'aborted'), { recursive: true, force: true });
-    await import('node:fs/promises').then((fs) => fs.mkdir(join(dir, 'aborted')));
+    const out = join(dir, `aborted-${mode}`, 'out.mp4');
+    await import('node:fs/promises').then((fs) => fs.mkdir(join(dir, `aborted-${mode}`)));
     const ac = new AbortController();
     const run = renderEdit({
       input: longVideo,
       output: out,
       keep: [{ start: 0, end: 10 }],
+      smart,
       signal: ac.signal,
       video: { preset: 'slow' },
       onProgress: () => ac.abort(),
     });
     await expect(run).rejects.toMatchObject({ code: 'ABORTED' });
-    expect(await readdir(join(dir, 'aborted'))).toEqual([]);
+    expect(await readdir(join(dir, `aborted-${mode}`))).toEqual([]);
     expect(await ffmpegChildren()).toEqual([]);
   });
 });

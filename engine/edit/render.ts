@@ -39,6 +39,7 @@ import {
 } from './plan.ts';
 import { type EditInput, probeEditInput } from './probe.ts';
 import type { TimeRange } from './ranges.ts';
+import { type RenderMethod, smartRender } from './smart.ts';
 
 /** One input of a multi-input render: a local media file and the ranges kept of it. */
 export interface RenderInput {
@@ -87,6 +88,8 @@ export interface RenderEditOptions {
   maxFps?: number;
   /** Encoder threads (default limits.encodeThreads, 4). */
   threads?: number;
+  /** Copy what is not cut where the source allows (smart.ts; default true); false: always re-encode. */
+  smart?: boolean;
 }
 
 export interface RenderEditResult {
@@ -108,6 +111,10 @@ export interface RenderEditResult {
   /** The render's frame rate, for video. */
   fps?: number;
   bytes: number;
+  /** 'smart': the stretches between keyframes copied, re-encoded around each cut; 'full': all re-encoded. */
+  method: RenderMethod;
+  /** Why not smart, when `method` is 'full'. */
+  reason?: string;
 }
 
 export const RENDER_DEFAULTS = Object.freeze({
@@ -256,16 +263,26 @@ export async function renderEdit(opts: RenderEditOptions): Promise<RenderEditRes
   const partial = join(dirname(opts.output), `.${basename(opts.output)}.${randomBytes(6).toString('hex')}.part`);
   let renamed = false;
   try {
-    const script = join(work, 'graph.txt');
-    await writeFile(script, filterGraph(plan, input, fadeSamples, probed));
-    const paths = sources.map((src) => src.path);
-    await runFfmpeg(opts.ffmpegPath ?? 'ffmpeg', ffmpegArgs(s.limits, paths, script, partial, fmt, input, plan), {
-      signal: opts.signal,
-      timeoutMs: s.timeoutMs,
-      total: plan.duration,
-      onProgress: opts.onProgress,
-      limits: s.limits,
+    const how = await smartRender({
+      ...{ inputs: sources.length, enabled: opts.smart !== false, source: sources[0]!.path, input, plan, fadeSamples },
+      ...{ output: partial, work, signal: opts.signal, timeoutMs: s.timeoutMs, onProgress: opts.onProgress },
+      ...{ ffmpegPath: opts.ffmpegPath, ffprobePath: opts.ffprobePath, threads: s.limits.encodeThreads },
+      ...{ inputArgs: inputLimitArgs(s.limits), outputArgs: outputLimitArgs(s.limits), video: opts.video },
+      run: (command, args, o) => runFfmpeg(command, args, { ...o, limits: s.limits }),
     });
+    if (how.method === 'full') {
+      const script = join(work, 'graph.txt');
+      await writeFile(script, filterGraph(plan, input, fadeSamples, probed));
+      const paths = sources.map((src) => src.path);
+      await runFfmpeg(opts.ffmpegPath ?? 'ffmpeg', ffmpegArgs(s.limits, paths, script, partial, fmt, input, plan), {
+        signal: opts.signal,
+        timeoutMs: s.timeoutMs,
+        total: plan.duration,
+        onProgress: opts.onProgress,
+        limits: s.limits,
+      });
+    }
+    const written = how.method === 'smart' ? how : fmt;
     const { size } = await stat(partial);
     checkOutputBytes(size, s.limits);
     if (size === 0) throw new EngineError('RENDER_FAILED', 'ffmpeg wrote an empty file.');
@@ -276,16 +293,18 @@ export async function renderEdit(opts: RenderEditOptions): Promise<RenderEditRes
       duration: plan.duration,
       hasVideo: input.video !== undefined,
       hasAudio: input.audio !== undefined,
-      container: fmt.container,
-      extension: fmt.extension,
-      contentType: fmt.contentType,
+      container: written.container,
+      extension: written.extension,
+      contentType: written.contentType,
       keep: plan.pieces.map((p) => ({ start: p.start, end: p.end })),
       inputKeep: sources.map((_, i) =>
         plan.pieces.filter((p) => p.input === i).map((p) => ({ start: p.start, end: p.end })),
       ),
-      audioCodec: fmt.audioCodec,
+      audioCodec: written.audioCodec,
       fps: input.video ? input.video.fps.num / input.video.fps.den : undefined,
       bytes: size,
+      method: how.method,
+      ...(how.method === 'full' ? { reason: how.reason } : {}),
     };
   } finally {
     if (!renamed) await rm(partial, { force: true });

@@ -331,6 +331,11 @@ export async function smartRender(o: SmartRenderOptions): Promise<SmartOutcome> 
   const deadline = Date.now() + o.timeoutMs;
   const left = () => Math.max(1, deadline - Date.now());
   const work = await mkdtemp(join(o.work, 'smart-'));
+  // Each step starts only while the render is wanted (a signal aborted between steps fires no event).
+  const run: RunFfmpeg = (command, args, r) => {
+    throwIfAborted(o.signal, 'render');
+    return o.run(command, args, r);
+  };
   try {
     const ok = await eligibility(o);
     if (typeof ok === 'string') return { method: 'full', reason: ok };
@@ -370,7 +375,7 @@ export async function smartRender(o: SmartRenderOptions): Promise<SmartOutcome> 
       const name = `e${String(i).padStart(5, '0')}.${ext}`;
       // Half a frame past the keyframe: the seek lands on it whatever the rounding, and nothing is dropped.
       const at = startOf(s.seek) + seconds(0.5);
-      await o.run(
+      await run(
         o.ffmpegPath ?? 'ffmpeg',
         [
           ...common(o.threads),
@@ -422,7 +427,7 @@ export async function smartRender(o: SmartRenderOptions): Promise<SmartOutcome> 
       .filter((f) => f > 0 && f < index.frames)
       .sort((a, b) => a - b);
     if (copies.length > 0) {
-      await o.run(
+      await run(
         o.ffmpegPath ?? 'ffmpeg',
         [
           ...common(o.threads),
@@ -468,7 +473,7 @@ export async function smartRender(o: SmartRenderOptions): Promise<SmartOutcome> 
       const script = join(work, 'audio-graph.txt');
       await writeFile(script, filterGraph(o.plan, audioOnly, o.fadeSamples, [audioOnly]));
       audioFile = join(work, `audio.${box.muxer === 'mp4' ? 'm4a' : 'webm'}`);
-      await o.run(
+      await run(
         o.ffmpegPath ?? 'ffmpeg',
         [
           ...common(o.threads),
@@ -497,7 +502,7 @@ export async function smartRender(o: SmartRenderOptions): Promise<SmartOutcome> 
       list,
       `ffconcat version 1.0\n${segments.map((s) => `file ${names.get(s)}\nduration ${seconds(frames(s)).toFixed(9)}\n`).join('')}`,
     );
-    await o.run(
+    await run(
       o.ffmpegPath ?? 'ffmpeg',
       [
         ...common(o.threads),
