@@ -5,8 +5,10 @@
 # Called by pack.sh --prebuilt-cuda; the build tree (build/cmake-cuda-prebuilt) is kept, so a repack
 # after a change to the addon recompiles only what changed.
 #
-#   bash benchmarks/gpu/prebuilt-cuda.sh OUT_DIR WHISPER_SRC_DIR [--cublas DIR|WHEEL] [--jobs N]
+#   bash benchmarks/gpu/prebuilt-cuda.sh OUT_DIR WHISPER_SRC_DIR [--cublas DIR|WHEEL] [--jobs N] [--full]
 #
+# By default ggml-cuda is the lean build (patches/0009: flash attention for head size 64 with f16/q8_0
+# K/V, MMQ for q4_0/q5_0/q5_1/q8_0); --full compiles every kernel, as upstream.
 # Needs nvcc (PATH or /usr/local/cuda/bin) and cuBLAS: the toolkit's own, or --cublas, a directory holding
 # include/cublas_v2.h and lib/libcublas.so* (an extracted nvidia-cublas wheel's nvidia/cu13 is one) or the
 # wheel itself, extracted once into ~/.cache/transcribe-cuda/. Where the toolkit has no driver stub
@@ -17,16 +19,18 @@
 # thread, with a dictionary larger than a binary, stores those kernels about once.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
-[[ $# -ge 2 ]] || { echo "usage: prebuilt-cuda.sh OUT_DIR WHISPER_SRC_DIR [--cublas DIR|WHEEL] [--jobs N]" >&2; exit 2; }
+[[ $# -ge 2 ]] || { echo "usage: prebuilt-cuda.sh OUT_DIR WHISPER_SRC_DIR [--cublas DIR|WHEEL] [--jobs N] [--full]" >&2; exit 2; }
 out="$1"
 wsrc="$(cd "$2" && pwd)"
 shift 2
 cublas_arg=""
 jobs=2
+lean=ON
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --cublas) cublas_arg="$2"; shift 2 ;;
     --jobs) jobs="$2"; shift 2 ;;
+    --full) lean=OFF; shift ;;
     *) echo "prebuilt-cuda: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -98,7 +102,7 @@ build="$repo/build/cmake-cuda-prebuilt"
 bin_out="$repo/build/prebuilt-cuda"
 # ggml's CPU code for any x86-64-v3 host (the GPU host's CPU is not this one): no -march=native.
 flags=(-DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
-  -DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_CUDA_NCCL=OFF)
+  -DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_CUDA_NCCL=OFF -DWHISPER_ADDON_CUDA_LEAN=$lean)
 log "configure → $build"
 cmake -S "$repo/engine/asr/native" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DWHISPER_SOURCE_DIR="$wsrc" \
@@ -140,6 +144,7 @@ cat >"$out/manifest.json" <<JSON
   "sourcesHash": "$sources",
   "nvcc": "$nvcc_version",
   "cudaArchitectures": "90",
+  "lean": $([[ $lean == ON ]] && echo true || echo false),
   "cublasSoname": "$cublas_soname",
   "cublasBuiltAgainst": "${cublas_version:-the toolkit's}",
   "flags": "${flags[*]}",

@@ -32,6 +32,8 @@
 #   --build-only  stop after the build and the model (a tool with a per-command time limit can then run
 #                 the measurements in a second call; the work dir keeps the build and the model)
 #   --no-prebuilt build even when the bundle holds a prebuilt CUDA build that fits
+#   --cuda-full   build every ggml-cuda kernel (-DWHISPER_ADDON_CUDA_LEAN=OFF) instead of the lean build
+#                 (patches/0009: flash attention for head size 64, MMQ for the manifest's weight types)
 # Results: benchmarks/results/gpu-<device>-<model>.{json,svg}, copied to --out (e.g. $OUT) when given.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -50,6 +52,7 @@ peer=1
 smoke=1
 smoke_only=0
 prebuilt=1
+cuda_lean=ON
 extra=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -68,6 +71,7 @@ while [[ $# -gt 0 ]]; do
     --no-smoke) smoke=0; shift ;;
     --smoke-only) smoke_only=1; shift ;;
     --no-prebuilt) prebuilt=0; shift ;;
+    --cuda-full) cuda_lean=OFF; prebuilt=0; shift ;;
     --) shift; extra=("$@"); break ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -155,7 +159,7 @@ else
     cublas="$(find /usr/local/cuda*/ /usr/lib/x86_64-linux-gnu "${CUDA_HOME:-/nonexistent}" -name 'libcublas.so*' 2>/dev/null | head -1 || true)"
     [[ -n "$cublas" ]] || die "cuBLAS (libcublas.so) not found: ggml's CUDA backend links it"
     log "nvcc: $(nvcc --version | tail -1); cuBLAS: $cublas"
-    flags=(-DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DGGML_NATIVE=ON)
+    flags=(-DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DGGML_NATIVE=ON -DWHISPER_ADDON_CUDA_LEAN=$cuda_lean)
   fi
 fi
 if [[ -z "$bench_bin" ]]; then

@@ -2,11 +2,28 @@
 
 #include <ggml-backend.h>
 
+#include <algorithm>
 #include <exception>
 #include <utility>
 
 #include "model_file.h"
+
+#if defined(WHISPER_ADDON_CUDA_LEAN)
+namespace {
+// Whether ggml sees a GPU: without one a CUDA build computes on the CPU, where every head size works.
+bool LeanCudaSeesGpu() {
+  for (size_t i = 0; i < ggml_backend_dev_count(); ++i) {
+    if (ggml_backend_dev_type(ggml_backend_dev_get(i)) == GGML_BACKEND_DEVICE_TYPE_GPU) return true;
+  }
+  return false;
+}
+}  // namespace
+#endif
 #include "options.h"
+
+// patches/0010: the type of the decoder's caches for the states a context makes (F16, or Q8_0 with flash
+// attention); false when refused. Defined in the patched whisper.cpp (whisper_batched).
+bool whisper_addon_set_kv_type(struct whisper_context* ctx, enum ggml_type type);
 
 namespace whisper_addon {
 namespace {
@@ -21,9 +38,9 @@ class LoadJob : public Job {
  public:
   // batch_size 0: auto (whisper_batcher_auto_size), with `cpu_batch_default` on the CPU backend.
   LoadJob(Napi::Env env, std::string path, whisper_context_params cparams, std::string dtw, int batch_size,
-          int cpu_batch_default, whisper_batcher_params bparams)
+          int cpu_batch_default, whisper_batcher_params bparams, std::string kv_type)
       : Job(env), path_(std::move(path)), cparams_(cparams), dtw_(std::move(dtw)), batch_size_(batch_size),
-        cpu_batch_default_(cpu_batch_default), bparams_(bparams) {}
+        cpu_batch_default_(cpu_batch_default), bparams_(bparams), kv_type_(std::move(kv_type)) {}
 
   void Run() override {
     GgmlHeader h{};
@@ -58,6 +75,28 @@ class LoadJob : public Job {
     }
     if (raw == nullptr) {
       Fail("MODEL_LOAD_FAILED", "whisper.cpp could not load the model file '" + path_ + "'.");
+      return;
+    }
+#if defined(WHISPER_ADDON_CUDA_LEAN)
+    // The lean CUDA build (patches/0009) has flash-attention kernels for head size 64 only, every
+    // Whisper model's; ggml would run any other's attention on the CPU, with copies each way. Refused.
+    if (cparams_.use_gpu && cparams_.flash_attn && LeanCudaSeesGpu()) {
+      const int audio = whisper_model_n_audio_state(raw) / std::max(1, whisper_model_n_audio_head(raw));
+      const int text = whisper_model_n_text_state(raw) / std::max(1, whisper_model_n_text_head(raw));
+      if (audio != 64 || text != 64) {
+        whisper_free(raw);
+        Fail("MODEL_LOAD_FAILED", "The model file '" + path_ + "' attends with head size " + std::to_string(audio) +
+                                      "/" + std::to_string(text) + "; this CUDA build's flash attention has kernels for " +
+                                      "head size 64 only (every Whisper model's). Load it with flashAttn: false, or " +
+                                      "build with -DWHISPER_ADDON_CUDA_LEAN=OFF.");
+        return;
+      }
+    }
+#endif
+    // Before any state or batcher slot exists: both allocate their caches in this type.
+    if (kv_type_ == "q8_0" && !whisper_addon_set_kv_type(raw, GGML_TYPE_Q8_0)) {
+      whisper_free(raw);
+      Fail("INVALID_OPTIONS", "kvType 'q8_0' needs flash attention (load with flashAttn: true).");
       return;
     }
     whisper_batcher* batcher = nullptr;
@@ -99,6 +138,7 @@ class LoadJob : public Job {
     // With flash attention too: patches/0006 computes the alignment heads' weights beside it.
     mi.dtw = preset_name;
     mi.flash_attn = cparams_.flash_attn;
+    mi.kv_type = kv_type_ == "q8_0" ? "q8_0" : "f16";
     // Mirrors whisper.cpp's own device choice (whisper_backend_init_gpu): the n-th GPU device
     // when use_gpu is set; ggml-cuda is the only GPU backend we build.
     mi.backend = "cpu";
@@ -124,6 +164,7 @@ class LoadJob : public Job {
   int batch_size_;
   int cpu_batch_default_;
   whisper_batcher_params bparams_;
+  std::string kv_type_;
   LoadedModel loaded_;
 };
 
@@ -154,6 +195,7 @@ Napi::Value Model::Info(const Napi::CallbackInfo& info) {
   o.Set("backend", info_.backend);
   o.Set("system", info_.system);
   o.Set("flashAttn", info_.flash_attn);
+  o.Set("kvType", info_.kv_type);
   if (!info_.dtw.empty()) o.Set("dtw", info_.dtw);
   o.Set("batchSize", info_.batch_size);
   o.Set("encodeBatch", info_.encode_batch);
@@ -360,7 +402,7 @@ Napi::Value Load(const Napi::CallbackInfo& info) {
   bp.enc_plain_attn = GetBool(o, "encPlainAttn", false);
   bp.enc_prec_f32 = GetBool(o, "encPrecF32", false);
   auto job = std::make_shared<LoadJob>(env, info[0].As<Napi::String>().Utf8Value(), cp, dtw, batch_size,
-                                       cpu_batch_default, bp);
+                                       cpu_batch_default, bp, GetString(o, "kvType", "f16"));
   return Job::Start(env, job, "whisper-load");
 }
 
