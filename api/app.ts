@@ -17,6 +17,7 @@ import { Admission } from './admission.ts';
 import { type AttemptStore, MemoryAttemptStore, RedisAttemptStore } from './attempts.ts';
 import { OidcClient } from './auth/oidc.ts';
 import { authRoutes, installSessionHook } from './auth/routes.ts';
+import { SessionCookies } from './auth/session.ts';
 import type { Config } from './config.ts';
 import { ApiError, errorBodySchema, toErrorResponse } from './errors.ts';
 import { privateByDefault } from './http-cache.ts';
@@ -105,13 +106,17 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
   const transcriber = metrics ? metrics.meter(deps.transcriber) : deps.transcriber;
 
   await registerPlugins(app, config, secure);
-  await registerRateLimit(app, {
+  const sessions = new SessionCookies(secure);
+  const limits = await registerRateLimit(app, {
     max: config.rateLimit.max,
     windowSec: config.rateLimit.windowSec,
     ...(deps.redis ? { redis: deps.redis, nameSpace: `${deps.redisPrefix ?? 'api:'}rl:` } : {}),
+    sessions,
   });
-  // After the per-network limiter: a flood of made-up cookies is refused before any lookup.
-  installSessionHook(app, { storage: deps.storage, secure });
+  // Between the limiter's hooks: a flood of made-up cookies is refused before any lookup, and a
+  // session this service signed is counted against its account once the lookup has found it.
+  installSessionHook(app, { storage: deps.storage, secure, cookies: sessions });
+  limits.afterSession();
   const admission = new Admission({ maxPending: config.admission.maxPending, retryAfterSec: 5 });
   metaRoutes(app);
 

@@ -61,7 +61,7 @@ describe.each(stores)('rate limits ($name store)', ({ name, deps }) => {
     }
   });
 
-  it('counts a signed-in client against its network and its account: a new session resets neither', async () => {
+  it('counts a signed-in client against its account, not its network: a new session resets nothing', async () => {
     const t = await startTestApp(testConfig({ RATE_LIMIT_MAX: '4', RATE_LIMIT_WINDOW_SEC: '60' }), {
       ...deps,
       storage,
@@ -69,7 +69,7 @@ describe.each(stores)('rate limits ($name store)', ({ name, deps }) => {
     try {
       const ip = `10.1.${name === 'redis' ? 1 : 2}.8`;
       const c = new Client(t.app);
-      // csrf (1) + signup (2): this address has 2 left.
+      // csrf (1) + signup (2), both without a session: this address has 2 left.
       await c.request({ url: '/api/auth/csrf', remoteAddress: ip });
       const e = `rl-${randomBytes(4).toString('hex')}@example.com`;
       const signup = await c.request({
@@ -80,22 +80,32 @@ describe.each(stores)('rate limits ($name store)', ({ name, deps }) => {
         payload: { email: e, password: PASSWORD },
       });
       expect(signup.statusCode).toBe(201);
+      // Signed in: the account's budget, whatever the network.
       const signedIn = await c.request({ url: '/api/auth/session', remoteAddress: ip });
       expect(signedIn.json().user).toBeDefined();
-      expect(signedIn.headers['ratelimit-remaining']).toBe('1');
+      expect(signedIn.headers['ratelimit-remaining']).toBe('3');
       await c.request({ url: '/api/auth/session', remoteAddress: ip });
-      // The address is spent; the session that was valid a moment ago does not open a new budget.
-      const limited = await c.request({ url: '/api/auth/session', remoteAddress: ip });
-      expect(limited.statusCode).toBe(429);
-      // Another network, same account: the account has spent 2 of its 4.
       const elsewhere = await c.request({ url: '/api/auth/session', remoteAddress: '10.200.0.1' });
       expect(elsewhere.statusCode).toBe(200);
       expect(elsewhere.headers['ratelimit-remaining']).toBe('1');
       await c.request({ url: '/api/auth/session', remoteAddress: '10.200.0.2' });
-      const accountSpent = await c.request({ url: '/api/auth/session', remoteAddress: '10.200.0.3' });
+      const accountSpent = await c.request({ url: '/api/auth/session', remoteAddress: ip });
       expect(accountSpent.statusCode).toBe(429);
-      // Anonymous from that third network: its own budget is untouched by the account's.
-      expect((await t.app.inject({ url: '/api/auth/session', remoteAddress: '10.200.0.3' })).statusCode).toBe(200);
+      // The address's own budget was not touched by the account: 2 left for anyone there.
+      const anonymous = await t.app.inject({ url: '/api/auth/session', remoteAddress: ip });
+      expect(anonymous.statusCode).toBe(200);
+      expect(anonymous.headers['ratelimit-remaining']).toBe('1');
+      // A new session (a fresh browser signing in) is the same account: still spent.
+      const fresh = new Client(t.app);
+      const signin = await fresh.request({
+        method: 'POST',
+        url: '/api/auth/signin/email_password',
+        remoteAddress: '10.200.0.3',
+        csrf: true,
+        payload: { email: e, password: PASSWORD },
+      });
+      expect(signin.statusCode).toBe(200);
+      expect((await fresh.request({ url: '/api/auth/session', remoteAddress: '10.200.0.3' })).statusCode).toBe(429);
     } finally {
       await t.close();
     }
@@ -136,6 +146,50 @@ describe('the session lookup runs after the limiter', () => {
       const limited = await t.app.inject({ url: '/api/auth/session', remoteAddress: '10.3.0.1', headers: { cookie } });
       expect(limited.statusCode).toBe(429);
       expect(lookups).toHaveBeenCalledTimes(2);
+      lookups.mockRestore();
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('never looks up a cookie without our signature, and looks up a stale signed one once', async () => {
+    const t = await startTestApp(testConfig({ RATE_LIMIT_MAX: '5' }), { storage });
+    try {
+      const lookups = vi.spyOn(storage, 'findActiveSession');
+      // A made-up token with a made-up signature: counted against the network, never looked up.
+      const forged = `auth.session-token=${randomBytes(32).toString('base64url')}.${randomBytes(32).toString('base64url')}`;
+      for (let i = 0; i < 5; i++) {
+        const res = await t.app.inject({
+          url: '/api/auth/session',
+          remoteAddress: '10.3.1.1',
+          headers: { cookie: forged },
+        });
+        expect(res.json()).toEqual({});
+      }
+      const refused = await t.app.inject({
+        url: '/api/auth/session',
+        remoteAddress: '10.3.1.1',
+        headers: { cookie: forged },
+      });
+      expect(refused.statusCode).toBe(429);
+      expect(lookups).not.toHaveBeenCalled();
+
+      // A real session, signed out: its cookie, replayed, costs one lookup, then none.
+      const c = new Client(t.app);
+      await c.signUp(`stale-${randomBytes(4).toString('hex')}@example.com`);
+      const stale = c.cookieHeader();
+      const out = await c.request({ method: 'POST', url: '/api/auth/signout', csrf: true });
+      expect(out.statusCode).toBeLessThan(400);
+      lookups.mockClear();
+      const replay = () =>
+        t.app.inject({ url: '/api/auth/session', remoteAddress: '10.3.1.2', headers: { cookie: stale } });
+      expect((await replay()).json()).toEqual({});
+      expect(lookups).toHaveBeenCalledTimes(1);
+      const second = await replay();
+      expect(second.json()).toEqual({});
+      // Counted against the network both times (5 a window).
+      expect(second.headers['ratelimit-remaining']).toBe('3');
+      expect(lookups).toHaveBeenCalledTimes(1);
       lookups.mockRestore();
     } finally {
       await t.close();

@@ -1,18 +1,28 @@
 /**
  * Rate limits, stored in Redis when configured so every instance shares the count.
  *
- * Every request is counted against its client network (the IPv4 address, or the IPv6 /64 a
- * single host is usually handed) in an app-level onRequest hook that runs before the session
- * lookup, so an unknown route or a made-up cookie still costs a unit and never reaches the
- * database first. A signed-in request is then counted a second time against its account: a
- * fresh session (sign-up and sign-in hand them out) resets neither budget.
+ * People are told from floods by what they carry:
+ * - A request without a session cookie, or with one this service did not sign (made up, or from
+ *   before sessions were signed), or with a signed one already known to lead nowhere, is counted
+ *   against its client network (the IPv4 address, or the IPv6 /64 a single host is usually handed)
+ *   in an app-level onRequest hook that runs before the session lookup: an unknown route or a
+ *   made-up cookie costs a unit and never reaches the database first.
+ * - A request whose cookie carries this service's signature (only a session it handed out can) is
+ *   counted after the lookup: against its account when the session is live, else against its
+ *   network (and the token is remembered as dead, so its next request is counted before any
+ *   lookup: api/auth/session.ts). Many people behind one address (an office, a school) each spend
+ *   their own account's budget, and an anonymous flood from that address never spends theirs.
+ * - Static assets (`rateLimit: false`) are not counted, nor are health probes.
+ * - A route with `rateLimitPlayback` (the media file) counts the range requests of one playback
+ *   once per window: the first range of a caller on a video in the window costs a unit of the
+ *   route's budget, and the rest only of the playback's own, larger one.
  *
  * Sign-up and sign-in have budgets of their own (`AuthLimiter`): per client network, and for
  * sign-in per target account, trusted browser and known network, with a doubling, capped wait.
  *
  * The hooks emit the draft's `RateLimit-Limit/-Remaining/-Reset` and `Retry-After`, and the
  * newer structured `RateLimit` / `RateLimit-Policy` fields (IETF httpapi ratelimit-headers
- * draft), from the tighter of the two counts.
+ * draft), from the tighter of the counts.
  */
 
 import { createHash, randomBytes } from 'node:crypto';
@@ -20,6 +30,7 @@ import rateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { type AttemptPolicy, type AttemptStore, refundAll, takeAll } from './attempts.ts';
+import type { SessionCookies } from './auth/session.ts';
 import { ApiError } from './errors.ts';
 
 export interface RateLimitOptions {
@@ -28,6 +39,8 @@ export interface RateLimitOptions {
   redis?: Redis;
   /** Redis key prefix; tests use one of their own. */
   nameSpace?: string;
+  /** The session cookie's reader, shared with the session lookup. */
+  sessions: SessionCookies;
 }
 
 export interface AuthLimitOptions {
@@ -48,6 +61,11 @@ declare module 'fastify' {
     rateLimitPolicy?: string;
     /** Requests per window for this route's policy (default: RATE_LIMIT_MAX). */
     rateLimitMax?: number;
+    /**
+     * Range requests of one playback (one caller, one video: the route's `id` parameter) per
+     * window. The first in each window counts against the route's budget, the rest only here.
+     */
+    rateLimitPlayback?: number;
   }
 }
 
@@ -91,7 +109,15 @@ export function setHeaders(reply: FastifyReply, outcome: Outcome): void {
   reply.header('ratelimit-reset', retryAfter(outcome));
 }
 
-export async function registerRateLimit(app: FastifyInstance, opts: RateLimitOptions): Promise<void> {
+/**
+ * Registers the plugin and the hook that counts requests before the session is known; call the
+ * returned `afterSession()` once the session hook is installed, to add the hook that counts the
+ * rest (see the file's comment).
+ */
+export async function registerRateLimit(
+  app: FastifyInstance,
+  opts: RateLimitOptions,
+): Promise<{ afterSession(): void }> {
   // The plugin would add a limiter of its own, keyed by address alone, to a route configured
   // with `rateLimit: {…}`: routes say `rateLimitMax` instead, and this keeps it that way.
   app.addHook('onRoute', (route) => {
@@ -109,28 +135,47 @@ export async function registerRateLimit(app: FastifyInstance, opts: RateLimitOpt
     skipOnError: true,
   });
 
+  const { sessions } = opts;
   const maxOf = (request: FastifyRequest) => routeMax(request, opts.max) ?? opts.max;
-  const byNetwork = app.createRateLimit({
-    keyGenerator: (request) => `ip:${policyOf(request)}:${clientNetwork(request.ip)}`,
+  // Before the lookup `request.auth` is null: the network. After it, the account where there is one.
+  const subject = (request: FastifyRequest) =>
+    request.auth ? `acct:${request.auth.userId}` : `ip:${clientNetwork(request.ip)}`;
+  const byRoute = app.createRateLimit({
+    keyGenerator: (request) =>
+      request.auth
+        ? `acct:${policyOf(request)}:${request.auth.userId}`
+        : `ip:${policyOf(request)}:${clientNetwork(request.ip)}`,
     max: maxOf,
   });
-  const byAccount = app.createRateLimit({
-    keyGenerator: (request) => `acct:${policyOf(request)}:${request.auth?.userId ?? ''}`,
-    max: maxOf,
+  const byPlayback = app.createRateLimit({
+    keyGenerator: (request) => `play:${subject(request)}:${(request.params as { id?: string }).id ?? ''}`,
+    max: (request) => request.routeOptions.config?.rateLimitPlayback ?? opts.max,
   });
 
+  /** Counts the request against its subject's budgets; the 429 to hand on, if over one. */
+  const count = async (request: FastifyRequest, reply: FastifyReply): Promise<ApiError | undefined> => {
+    if (request.routeOptions.config?.rateLimitPlayback !== undefined) {
+      const playback = await byPlayback(request);
+      const refused = refusal(reply, playback);
+      // Over the playback's own budget, or a later range of a playback counted this window.
+      if (refused || (!playback.isAllowed && playback.remaining < playback.max - 1)) return refused;
+    }
+    return refusal(reply, await byRoute(request));
+  };
+
+  // Requests the first hook left for the second: their cookie carries our signature.
+  const deferred = new WeakSet<FastifyRequest>();
   // Added before the session hook (see app.ts), and app-level so the not-found handler has it too.
-  // Callback-style, not async: most requests on an unbudgeted route (health probes) or without
-  // a session return at once, and an async hook costs a promise and a microtask hop even then
-  // (benchmarks/results/api-overhead.json).
+  // Callback-style, not async: most requests on an unbudgeted route (health probes, assets) or
+  // with a signed session return at once, and an async hook costs a promise and a microtask hop
+  // even then (benchmarks/results/api-overhead.json).
   app.addHook('onRequest', (request, reply, done) => {
     if (routeMax(request, opts.max) === null) return done();
-    byNetwork(request).then((outcome) => done(refusal(reply, outcome)), done);
-  });
-  // After the session is known (route-level onRequest guards have run, CSRF has not).
-  app.addHook('preHandler', (request, reply, done) => {
-    if (!request.auth || routeMax(request, opts.max) === null) return done();
-    byAccount(request).then((outcome) => done(refusal(reply, outcome)), done);
+    if (sessions.vouched(request)) {
+      deferred.add(request);
+      return done();
+    }
+    count(request, reply).then(done, done);
   });
 
   app.addHook('onSend', (request, reply, payload, done) => {
@@ -144,6 +189,20 @@ export async function registerRateLimit(app: FastifyInstance, opts: RateLimitOpt
     reply.header('RateLimit', `"${policy}";r=${remaining};t=${reset}`);
     done(null, payload);
   });
+
+  return {
+    afterSession() {
+      // Now that the lookup has said whose a signed cookie is: its account, or (a session that
+      // is gone) its network. Route-level onRequest guards run after this; CSRF has not run.
+      app.addHook('onRequest', (request, reply, done) => {
+        if (routeMax(request, opts.max) === null) return done();
+        // Counted before the lookup. A cookie from before signatures that found a live session
+        // also spends its account's budget, as every session did then.
+        if (!deferred.has(request) && !request.auth) return done();
+        count(request, reply).then(done, done);
+      });
+    },
+  };
 }
 
 /** Sets the headers of a counted request; the 429 to hand to `done` once over budget. */

@@ -44,3 +44,79 @@ export function sessionCookieName(secure: boolean): string {
 export async function requireSession(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
   if (!request.auth) throw new ApiError(401, 'UNAUTHENTICATED', 'Sign in first.');
 }
+
+/** The session cookie a request carries, as the rate limits and the session lookup read it. */
+export interface SessionCookie {
+  token: string;
+  /**
+   * Carries this service's signature (HMAC-SHA256 with AUTH_SECRET, @fastify/cookie's signed
+   * cookies): only a session this service handed out can. A value with a signature that does not
+   * verify is no cookie at all; a bare token from before sessions were signed is looked up all
+   * the same, after its network's count.
+   */
+  signed: boolean;
+}
+
+/** Signed session tokens whose lookup found no live session; past this, the oldest are forgotten. */
+const DEAD_TOKENS_MAX = 10_000;
+
+/**
+ * Reads the session cookie once per request and remembers, per process, the signed tokens that
+ * led to no session (signed out, expired): such a cookie, replayed, is counted against its
+ * network before any lookup, like a made-up one, so one stale cookie cannot buy a database
+ * query per request. Bounded: the oldest are forgotten past 10,000 (each costs a real sign-in).
+ */
+export class SessionCookies {
+  readonly name: string;
+  readonly #read = new WeakMap<FastifyRequest, SessionCookie | null>();
+  readonly #dead = new Set<string>();
+
+  constructor(secure: boolean) {
+    this.name = sessionCookieName(secure);
+  }
+
+  read(request: FastifyRequest): SessionCookie | null {
+    let cookie = this.#read.get(request);
+    if (cookie === undefined) {
+      cookie = parse(request, request.cookies[this.name]);
+      this.#read.set(request, cookie);
+    }
+    return cookie;
+  }
+
+  /** Signed by this service and not known dead: the request is counted once its session is known. */
+  vouched(request: FastifyRequest): boolean {
+    const cookie = this.read(request);
+    return cookie?.signed === true && !this.#dead.has(cookie.token);
+  }
+
+  /** Worth a lookup: any cookie but a signed one already known dead. */
+  worthLookup(cookie: SessionCookie): boolean {
+    return !(cookie.signed && this.#dead.has(cookie.token));
+  }
+
+  /** A signed token whose lookup found nothing. */
+  dead(cookie: SessionCookie): void {
+    if (!cookie.signed) return;
+    if (this.#dead.size >= DEAD_TOKENS_MAX) {
+      const oldest = this.#dead.values().next();
+      if (!oldest.done) this.#dead.delete(oldest.value);
+    }
+    this.#dead.add(cookie.token);
+  }
+}
+
+function parse(request: FastifyRequest, raw: string | undefined): SessionCookie | null {
+  // A token is 43 characters, its signature 44 more: anything much longer is not ours.
+  if (!raw || raw.length > 100) return null;
+  if (raw.includes('.')) {
+    // A signature that does not verify is a made-up cookie: never looked up.
+    const unsigned = request.unsignCookie(raw);
+    return unsigned.valid && unsigned.value ? { token: unsigned.value, signed: true } : null;
+  }
+  // A bare token, as sessions were before they were signed: looked up after the network's count,
+  // until those sessions have expired (SESSION_TTL_SEC).
+  return LEGACY_TOKEN.test(raw) ? { token: raw, signed: false } : null;
+}
+
+const LEGACY_TOKEN = /^[A-Za-z0-9_-]{43}$/;

@@ -36,8 +36,9 @@ export async function mediaRoutes(app: FastifyInstance, o: DataPlaneOptions): Pr
   app.get(
     '/media/videos/:id/media',
     {
-      // Players fetch many ranges while seeking: a budget of its own, larger than the default.
-      config: { rateLimitMax: 600, rateLimitPolicy: 'media' },
+      // Players fetch many ranges while seeking: a policy of its own, in which the ranges of one
+      // playback (a caller, a video) count once a window, and up to 600 a window (api/ratelimit.ts).
+      config: { rateLimitPolicy: 'media', rateLimitPlayback: 600 },
       schema: {
         operationId: 'getVideoMedia',
         tags: ['media'],
