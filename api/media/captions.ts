@@ -12,6 +12,10 @@ import { cleanText, renderSrt, renderVtt } from '../../engine/captions/index.ts'
 import type { Transcript } from '../../engine/types.ts';
 import { ApiError } from '../errors.ts';
 import type { Captions, CaptionTranscript, Storage } from '../storage/types.ts';
+import { cueWords, parseTranscriptJson } from './caption-import.ts';
+
+/** What a caller may send: captions, or a transcript as JSON (`transcribe --format json`, OpenAI verbose_json). */
+export type CaptionUploadFormat = 'vtt' | 'srt' | 'json';
 
 /** Byte cap on a caption file a caller sends. */
 export const MAX_CAPTION_BYTES = 1024 * 1024;
@@ -87,13 +91,21 @@ export function storedTranscript(t: Transcript): CaptionTranscript {
   };
 }
 
-/** Validates captions and answers them in both formats, with their cues as a transcript without words. */
+/**
+ * Validates captions and answers them in both formats, with their transcript: a JSON transcript's
+ * segments and words (caption-import.ts); WebVTT or SRT cues as segments, with words where a cue
+ * carries inline word timestamps and without otherwise.
+ */
 export function normalizeCaptions(
-  format: 'vtt' | 'srt',
+  format: CaptionUploadFormat,
   content: string,
 ): { vtt: string; srt: string; transcript: CaptionTranscript } {
   if (Buffer.byteLength(content) > MAX_CAPTION_BYTES) {
     throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `Captions are capped at ${MAX_CAPTION_BYTES} bytes.`);
+  }
+  if (format === 'json') {
+    const t = parseTranscriptJson(content);
+    return { vtt: renderVtt(t), srt: renderSrt(t), transcript: storedTranscript(t) };
   }
   const vttText = format === 'vtt' ? content : srtToVtt(content);
   const { cues, errors } = new WebVTTParser(htmlEntities).parse(vttText, 'subtitles');
@@ -110,7 +122,7 @@ export function normalizeCaptions(
       start: c.startTime,
       end: c.endTime,
       text: flatten(c.tree.children as unknown as TreeNode[]),
-      words: [],
+      words: format === 'vtt' ? cueWords(c) : [],
     })),
   };
   return { vtt: renderVtt(transcript), srt: renderSrt(transcript), transcript: storedTranscript(transcript) };

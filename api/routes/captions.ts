@@ -4,7 +4,8 @@
  * attachment (VTT or SRT), or the inline WebVTT track for a `<track>` element with a strong
  * ETag. The transcript behind them (segments with timed words, for the read-along) is served
  * under the same gates. POST (a member) generates captions through the queue or stores
- * captions the caller sends, validated.
+ * captions the caller sends, validated: VTT (its inline word timestamps kept as words), SRT, or
+ * a JSON transcript from elsewhere (media/caption-import.ts).
  */
 
 import type { FastifyInstance } from 'fastify';
@@ -13,7 +14,7 @@ import { requireSession } from '../auth/session.ts';
 import { ApiError } from '../errors.ts';
 import { matchesIfNoneMatch, strongEtag } from '../http-cache.ts';
 import { loadVideo, requireMember, requireViewer } from '../media/access.ts';
-import { MAX_CAPTION_BYTES, normalizeCaptions } from '../media/captions.ts';
+import { type CaptionUploadFormat, MAX_CAPTION_BYTES, normalizeCaptions } from '../media/captions.ts';
 import { type DataPlaneOptions, idParams, sessionSecurity } from '../media/data-plane.ts';
 import { attachment } from '../media/send-file.ts';
 import { csrfHeader, errorRef } from '../schemas.ts';
@@ -58,7 +59,9 @@ const transcriptSchema = {
           text: { type: 'string' },
           words: {
             type: 'array',
-            description: "The engine's word times; empty for captions an owner sent, which have none",
+            description:
+              "The word times: the engine's, or those of a JSON transcript or inline VTT timestamps an owner " +
+              'sent; empty for cues without (the page then estimates them by character share)',
             items: {
               type: 'object',
               required: ['start', 'end', 'text'],
@@ -139,7 +142,7 @@ export async function captionRoutes(app: FastifyInstance, o: DataPlaneOptions): 
     async (request, reply) => {
       const video = await videoOf(request);
       await requireMember(storage, request, video);
-      const body = request.body as { action: 'generate' } | { format: 'vtt' | 'srt'; content: string };
+      const body = request.body as { action: 'generate' } | { format: CaptionUploadFormat; content: string };
       if ('action' in body) {
         await o.jobs.start(video);
         return reply.code(202).send({ captionUrl: null, hasTranscript: false, status: 'processing', error: null });
@@ -224,7 +227,14 @@ const getTranscriptSchema = {
 const setCaptionsSchema = {
   operationId: 'setVideoCaptions',
   tags: ['captions'],
-  summary: 'Generate captions with the engine (202, then status processing → ready) or store VTT/SRT you send (200).',
+  summary:
+    'Generate captions with the engine (202, then status processing → ready) or store captions you send (200): ' +
+    'VTT, SRT, or a JSON transcript with its words.',
+  description:
+    'A JSON transcript or WebVTT with inline word timestamps keeps its words: GET …/transcript returns them and ' +
+    'word-level editing works on them. 400 CAPTIONS_INVALID, with `details.reason` for JSON and word timestamps ' +
+    '(JSON_SYNTAX, SHAPE, TIME_INVALID, OUT_OF_ORDER, TOO_MANY_SEGMENTS, TOO_MANY_WORDS, TEXT_TOO_LONG, EMPTY); ' +
+    '413 past 1 MiB.',
   security: sessionSecurity,
   headers: csrfHeader,
   params: idParams,
@@ -241,7 +251,13 @@ const setCaptionsSchema = {
         required: ['format', 'content'],
         additionalProperties: false,
         properties: {
-          format: { type: 'string', enum: ['vtt', 'srt'] },
+          format: {
+            type: 'string',
+            enum: ['vtt', 'srt', 'json'],
+            description:
+              'vtt (inline word timestamps `<00:00:01.200>` become words), srt, or json: a transcript as ' +
+              '`transcribe --format json` writes it or OpenAI verbose_json with `words`',
+          },
           content: { type: 'string', minLength: 1, maxLength: MAX_CAPTION_BYTES },
         },
       },

@@ -5,7 +5,7 @@
  * route — keeps every other word of the cue in the new captions.
  */
 
-import { copyFileSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -99,7 +99,7 @@ describe('GET /api/videos/{id}/edit-suggestions', () => {
     });
     expect(stored.statusCode).toBe(200);
     const res = await owner.request({ url: `/api/videos/${v.id}/edit-suggestions?pauseOver=0.5&pauseTo=0.2` });
-    expect(res.statusCode).toBe(200);
+    expect(res.statusCode, res.body).toBe(200);
     const s = res.json<Suggestions>();
     expect(s.language).toBeNull();
     expect(s.fillers).toEqual({ supported: false, reason: expect.stringMatching(/no known language/), cuts: [] });
@@ -115,7 +115,8 @@ describe('GET /api/videos/{id}/edit-suggestions', () => {
     }
     // The silence after "Americans," (2.3 s on) lies inside the first cue's span (0.32–2.9): a pause all the same.
     expect(s.pauses.some((p) => p.start < 2.9 && p.end > 2.9)).toBe(true);
-    // The analysis is kept: a second call answers the same without running the VAD again.
+    // The analysis is kept beside the media: a second call answers the same from it.
+    expect(existsSync(join(dirname(t.app.dataPlane.files.mediaPath(v.id)), 'speech.json'))).toBe(true);
     const again = await owner.request({ url: `/api/videos/${v.id}/edit-suggestions?pauseOver=0.5&pauseTo=0.2` });
     expect(again.json()).toEqual(s);
   }, 60_000);

@@ -4,7 +4,7 @@
  * before striking them. Thin over EditSuggester (media/edit-suggestions.ts), which knows no Fastify.
  */
 
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { requireSession } from '../auth/session.ts';
 import { loadVideo, requireMember } from '../media/access.ts';
 import { idParams, sessionSecurity } from '../media/data-plane.ts';
@@ -77,11 +77,21 @@ const suggestionsSchema = {
   },
 } as const;
 
+/** Query numbers arrive as text (the app's validator coerces nothing): plain decimals only; "NaN" stays text, a 400. */
+async function coerceSeconds(request: FastifyRequest): Promise<void> {
+  const q = request.query as Record<string, unknown>;
+  for (const k of ['pauseOver', 'pauseTo']) {
+    const v = q[k];
+    if (typeof v === 'string' && /^\d{1,3}(\.\d{1,6})?$/.test(v)) q[k] = Number(v);
+  }
+}
+
 export async function editSuggestionRoutes(app: FastifyInstance, o: EditSuggestionRouteOptions): Promise<void> {
   app.get(
     '/api/videos/:id/edit-suggestions',
     {
       onRequest: requireSession,
+      preValidation: coerceSeconds,
       schema: {
         operationId: 'getEditSuggestions',
         tags: ['videos'],
