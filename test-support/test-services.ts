@@ -7,6 +7,11 @@
  * persistence, stopped and deleted at the end. PostgreSQL refuses to run as root, so as root it runs
  * as the `postgres` system user. When a server can neither be reached nor started, the run stops at
  * once with one line that says why, instead of every test timing out.
+ *
+ * Each throwaway server has a watchdog: a shell holding the read end of a pipe from this process.
+ * However this process ends (a passing run, a failed one, a signal, SIGKILL), the pipe closes and the
+ * watchdog stops the server and deletes its folder, so no run leaves a process or a folder behind
+ * (scripts/test-services.test.ts kills a process that started them and checks).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -19,9 +24,58 @@ export class TestServiceError extends Error {}
 
 export interface RunningService {
   url: string;
+  /** The folder a throwaway server keeps its data in (deleted by `stop()`); absent for a configured one. */
+  dir?: string;
   /** Stops the server and deletes its data; a no-op for a server this run did not start. */
   stop(): Promise<void>;
 }
+
+/**
+ * Starts `sh -c script` with its stdin a pipe from this process, which nothing ever writes to: the
+ * script reads it to learn that this process is gone (end of file) or that `stop()` was called (the
+ * pipe closed here). Unreferenced, so it never keeps this process alive.
+ */
+function watchdog(script: string, args: string[]): { child: ChildProcess; stop(): Promise<void> } {
+  const child = spawn('sh', ['-c', script, 'sh', ...args], { stdio: ['pipe', 'ignore', 'ignore'] });
+  child.stdin?.on('error', () => {});
+  child.unref();
+  (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+  const exited = new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once('exit', () => resolve());
+  });
+  return {
+    child,
+    async stop() {
+      child.stdin?.end();
+      await exited;
+    },
+  };
+}
+
+// $1: the folder; the rest: redis-server's arguments. Runs the server; when our pipe closes, kills
+// it; when it exits (either way), deletes the folder and exits with its status (127: not installed).
+const REDIS_WATCHDOG = `
+dir=$1; shift
+exec 3<&0
+redis-server "$@" &
+pid=$!
+( read -r _ <&3; kill -9 "$pid" 2>/dev/null ) &
+guard=$!
+wait "$pid"; rc=$?
+kill "$guard" 2>/dev/null
+rm -rf "$dir"
+exit "$rc"
+`;
+
+// $1: the folder; the rest: the command that stops the server. Waits for our pipe to close, then
+// stops PostgreSQL (a daemon of its own) and deletes the folder.
+const POSTGRES_WATCHDOG = `
+dir=$1; shift
+read -r _ || true
+"$@" >/dev/null 2>&1
+rm -rf "$dir"
+`;
 
 const PROBE_TIMEOUT_MS = 2000;
 const START_TIMEOUT_MS = 30_000;
@@ -110,13 +164,21 @@ export async function usePostgres(configured: string): Promise<RunningService> {
     );
   }
   const dir = mkdtempSync(join(tmpdir(), 'transcribe-test-pg-'));
-  const cleanup = () => rmSync(dir, { recursive: true, force: true });
+  const data = join(dir, 'data');
+  // From here on, the server and the folder go when this process does, whatever happens next.
+  const guard = watchdog(POSTGRES_WATCHDOG, [
+    dir,
+    ...asPostgresUser(join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', 'stop']).flat(),
+  ]);
+  const cleanup = async () => {
+    await guard.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
   try {
     if (userInfo().uid === 0) {
       const { uid, gid } = postgresIds();
       chownSync(dir, uid, gid);
     }
-    const data = join(dir, 'data');
     const port = await freePort();
     const run = (cmd: string, args: string[]) => {
       const [c, a] = asPostgresUser(join(bin, cmd), args);
@@ -140,18 +202,9 @@ export async function usePostgres(configured: string): Promise<RunningService> {
     await admin.end();
     const url = `${base}/test`;
     await waitFor('PostgreSQL', () => postgresAnswers(url));
-    return {
-      url,
-      async stop() {
-        try {
-          run('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']);
-        } finally {
-          cleanup();
-        }
-      },
-    };
+    return { url, dir, stop: cleanup };
   } catch (err) {
-    cleanup();
+    await cleanup();
     const detail = (err as { stderr?: Buffer }).stderr?.toString().trim().split('\n').at(-1) ?? (err as Error).message;
     throw new TestServiceError(`could not start a throwaway PostgreSQL from ${bin}: ${detail}`);
   }
@@ -215,24 +268,18 @@ export async function useRedis(configured: string): Promise<RunningService> {
   const port = await freePort();
   // noeviction is BullMQ's requirement, set here whatever a system config file says; nothing is
   // written to disk.
-  const child = spawn(
-    'redis-server',
-    [
-      ...['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
-      ...['--maxmemory-policy', 'noeviction'],
-    ],
-    { stdio: 'ignore' },
-  );
+  const guard = watchdog(REDIS_WATCHDOG, [
+    dir,
+    ...['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    ...['--maxmemory-policy', 'noeviction'],
+  ]);
+  const child = guard.child;
   const spawned = new Promise<void>((resolve, reject) => {
     child.once('spawn', resolve);
     child.once('error', reject);
   });
   const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGKILL');
-      await exited;
-    }
+    await guard.stop();
     rmSync(dir, { recursive: true, force: true });
   };
   try {
@@ -240,10 +287,11 @@ export async function useRedis(configured: string): Promise<RunningService> {
     const url = `redis://127.0.0.1:${port}`;
     await waitFor('redis-server', () => redisAnswers(url), child);
     await requireNoEviction(url);
-    return { url, stop };
+    return { url, dir, stop };
   } catch (err) {
     await stop();
-    const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
+    // The shell answers 127 for a command it cannot find.
+    const missing = child.exitCode === 127;
     throw new TestServiceError(
       missing
         ? `Redis does not answer at ${configured} and redis-server is not installed: run ` +
