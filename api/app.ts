@@ -15,6 +15,8 @@ import { batchSelfChecks } from '../engine/index.ts';
 import { createRenderLane, type RenderLane } from '../workers/index.ts';
 import { Admission } from './admission.ts';
 import { type AttemptStore, MemoryAttemptStore, RedisAttemptStore } from './attempts.ts';
+import { PasswordBlocklist } from './auth/blocklist.ts';
+import { BreachCheck } from './auth/breach-check.ts';
 import { OidcClient } from './auth/oidc.ts';
 import { authRoutes, installSessionHook } from './auth/routes.ts';
 import { SessionCookies } from './auth/session.ts';
@@ -125,7 +127,7 @@ export async function buildApp(config: Readonly<Config>, deps: AppDeps): Promise
     ? new RedisAttemptStore(deps.redis, `${deps.redisPrefix ?? 'api:'}attempts:`)
     : new MemoryAttemptStore();
   app.decorate('shareGuard', new ShareGuard(attempts, config.sharePassword));
-  await authRoutes(app, authOptions(config, deps, attempts, secure));
+  await authRoutes(app, { ...authOptions(config, deps, attempts, secure), ...passwordChecks(app, config, metrics) });
   const { lanes, dataPlane } = await dataPlaneRoutes(app, config, deps.storage, transcriber, secure, deps.renderLane);
 
   await transcribeRoutes(app, {
@@ -287,6 +289,28 @@ const healthSchema = {
     },
   },
 };
+
+/** New passwords beyond the built-in policy: the operator's blocklist, the breach corpus (config.passwords). */
+function passwordChecks(
+  app: FastifyInstance,
+  config: Readonly<Config>,
+  metrics: Metrics | undefined,
+): { blocklist?: PasswordBlocklist; breaches?: BreachCheck } {
+  const { blocklist, breachCheckUrl, breachTimeoutMs } = config.passwords;
+  return {
+    ...(blocklist ? { blocklist: new PasswordBlocklist(blocklist.entries) } : {}),
+    ...(breachCheckUrl
+      ? {
+          breaches: new BreachCheck({
+            baseUrl: breachCheckUrl,
+            timeoutMs: breachTimeoutMs,
+            warn: (message, details) => app.log.warn(details, message),
+            ...(metrics ? { onUnavailable: (reason) => metrics.breachCheckUnavailable(reason) } : {}),
+          }),
+        }
+      : {}),
+  };
+}
 
 function authOptions(
   config: Readonly<Config>,

@@ -5,9 +5,10 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import { BREACH_CHECK_TIMEOUT_MS, PWNED_PASSWORDS_API } from './auth/breach-check.ts';
 
 /** USDC amounts have 6 decimals: 0.05 USDC = 50000 base units. */
 export const AGENT_PRICE = Object.freeze({ usdc: '0.05', decimals: 6, baseUnits: '50000' });
@@ -45,6 +46,16 @@ export interface Config {
   flashAttn?: boolean;
   authSecret: string;
   sessionTtlSec: number;
+  /**
+   * New passwords, beyond the built-in policy (api/auth/password-policy.ts): the Pwned Passwords
+   * range API at `breachCheckUrl` when set (PASSWORD_BREACH_CHECK=on or PWNED_PASSWORDS_URL), and
+   * the operator's PASSWORD_BLOCKLIST file.
+   */
+  passwords: {
+    breachCheckUrl?: string;
+    breachTimeoutMs: number;
+    blocklist?: { path: string; entries: readonly string[] };
+  };
   google?: { clientId: string; clientSecret: string; issuer: string };
   x402: {
     /** Receiving wallet; absent: the paid endpoint answers 503. */
@@ -207,6 +218,7 @@ export function loadConfig(env: Env, defaults: { repoRoot?: string } = {}): Read
     dataDir,
     model: r.str('MODEL') ?? 'large-v3',
     ...readAuth(r),
+    passwords: readPasswords(r),
     x402: readX402(r),
     guests: readGuests(r),
     ...readLimits(r),
@@ -296,6 +308,54 @@ function readAuth(r: EnvReader): Pick<Config, 'authSecret' | 'sessionTtlSec' | '
       : {}),
     authLimits,
   };
+}
+
+/** A PASSWORD_BLOCKLIST file's caps: it is read whole at start and held in memory. */
+export const BLOCKLIST_MAX_BYTES = 16 * 1024 ** 2;
+export const BLOCKLIST_MAX_LINES = 1_000_000;
+
+/** The breach check (off unless asked for: a first `npm start` and the tests call nobody) and the blocklist. */
+function readPasswords(r: EnvReader): Config['passwords'] {
+  const check = r.str('PASSWORD_BREACH_CHECK');
+  if (check !== undefined && check !== 'on' && check !== 'off') {
+    r.problems.push('PASSWORD_BREACH_CHECK must be on or off');
+  }
+  const mirror = r.url('PWNED_PASSWORDS_URL', ['https:', 'http:']);
+  if (mirror !== undefined && check === 'off') {
+    r.problems.push('PWNED_PASSWORDS_URL turns the breach check on; PASSWORD_BREACH_CHECK=off says otherwise');
+  }
+  const url = mirror ?? (check === 'on' ? PWNED_PASSWORDS_API : undefined);
+  const path = r.str('PASSWORD_BLOCKLIST');
+  const blocklist = path === undefined ? undefined : readBlocklist(resolve(path), r.problems);
+  return {
+    ...(url === undefined ? {} : { breachCheckUrl: url.replace(/\/+$/, '') }),
+    breachTimeoutMs: r.int('PASSWORD_BREACH_TIMEOUT_MS', BREACH_CHECK_TIMEOUT_MS, 100, 10_000),
+    ...(blocklist === undefined ? {} : { blocklist }),
+  };
+}
+
+/**
+ * PASSWORD_BLOCKLIST: one password or phrase a line (UTF-8; blank lines skipped, no comments:
+ * any line may be a password). Problems never quote a line: the message reaches logs.
+ */
+function readBlocklist(path: string, problems: string[]): { path: string; entries: readonly string[] } | undefined {
+  let text: string;
+  try {
+    if (statSync(path).size > BLOCKLIST_MAX_BYTES) {
+      problems.push(`PASSWORD_BLOCKLIST file ${JSON.stringify(path)} is over ${BLOCKLIST_MAX_BYTES} bytes`);
+      return undefined;
+    }
+    text = readFileSync(path, 'utf8');
+  } catch {
+    problems.push(`PASSWORD_BLOCKLIST file ${JSON.stringify(path)} cannot be read`);
+    return undefined;
+  }
+  const entries = text.split(/\r?\n/).filter((l) => l.trim() !== '');
+  if (entries.length > BLOCKLIST_MAX_LINES) {
+    problems.push(`PASSWORD_BLOCKLIST file ${JSON.stringify(path)} has over ${BLOCKLIST_MAX_LINES} lines`);
+    return undefined;
+  }
+  return { path, entries };
 }
 
 /** Payments: the network and asset, the wallet, the facilitator and its bounds. */

@@ -20,7 +20,9 @@ export const API_ERROR_CODES = {
   INVALID_CREDENTIALS: 'The email or password is wrong (deliberately not saying which).',
   EMAIL_TAKEN: 'An account with this email already exists.',
   PASSWORD_TOO_WEAK:
-    'The new password is too short, too common, repetitive, contains the email, or guessable within 10^10 tries (details.reason).',
+    'The new password is too short, too common, repetitive, contains the email, a well-known phrase, on the operator’s PASSWORD_BLOCKLIST, or guessable within 10^10 tries (details.reason).',
+  PASSWORD_BREACHED:
+    'The new password appears in a breach corpus (the Pwned Passwords range API, details.count times); only on a service with the breach check on.',
   OIDC_NOT_CONFIGURED: 'This sign-in provider is not configured on the service.',
   OIDC_FAILED: 'The identity provider sign-in did not complete.',
   NOT_FOUND: 'No such route.',

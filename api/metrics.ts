@@ -9,12 +9,14 @@
  * - batch occupancy (windows per decoder step), encoder ms per window and model load time, where
  *   the model runs in this process, and the batched decoder's self-check verdicts there;
  * - x402 payments verified, settled and refused;
+ * - new passwords the breach corpus could not be asked about (the check failed open);
  * - Node's default process metrics.
  */
 
 import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { batchSelfChecks } from '../engine/index.ts';
+import type { BreachCheckFailure } from './auth/breach-check.ts';
 import type { Transcriber } from './transcriber.ts';
 
 export type PaymentOutcome = 'verified' | 'settled' | 'refused';
@@ -27,6 +29,7 @@ export class Metrics {
   readonly #rtf: Histogram;
   readonly #inFlight: Gauge;
   readonly #payments: Counter<'outcome'>;
+  readonly #breachCheck: Counter<'reason'>;
 
   constructor(transcriber: Transcriber) {
     const registers = [this.registry];
@@ -67,6 +70,12 @@ export class Metrics {
       registers,
     });
     for (const outcome of ['verified', 'settled', 'refused'] as const) this.#payments.inc({ outcome }, 0);
+    this.#breachCheck = new Counter({
+      name: 'password_breach_check_unavailable_total',
+      help: 'New passwords the breach corpus could not be asked about (timeout, unreachable, http_status, malformed): the check failed open.',
+      labelNames: ['reason'],
+      registers,
+    });
 
     // Read from the queue and the engine on each scrape; nothing polls between scrapes.
     const depth = new Gauge({
@@ -127,6 +136,10 @@ export class Metrics {
 
   payment(outcome: PaymentOutcome): void {
     this.#payments.inc({ outcome });
+  }
+
+  breachCheckUnavailable(reason: BreachCheckFailure): void {
+    this.#breachCheck.inc({ reason });
   }
 
   /** The transcriber every route uses, counting what passes through it. */

@@ -12,7 +12,7 @@ import { ensureAddon } from '../engine/asr/native/ensure.ts';
 import { asEngineError } from '../engine/errors.ts';
 import { resolveModel } from '../models/index.ts';
 import { buildApp } from './app.ts';
-import { ConfigError, loadConfig } from './config.ts';
+import { type Config, ConfigError, loadConfig } from './config.ts';
 import { openStorage } from './storage/drivers.ts';
 import { createServiceTranscriber } from './transcriber.ts';
 
@@ -71,6 +71,7 @@ async function main(): Promise<void> {
 
   const address = await app.listen({ port: config.port, host: config.host });
   say(`serving ${address}: ${address}/app is the page for people, ${address}/llms.txt what agents read first`);
+  say(describePasswordChecks(config));
   const v1 = config.openaiCompat;
   if (v1) {
     say(
@@ -79,6 +80,15 @@ async function main(): Promise<void> {
         `${v1.maxDurationSec} s of audio per request, queued behind signed-in and paid work`,
     );
   }
+}
+
+/** Whether new passwords are checked against a breach corpus and a blocklist, and how to turn that on. */
+function describePasswordChecks(config: Readonly<Config>): string {
+  const { breachCheckUrl, blocklist } = config.passwords;
+  const list = blocklist ? `; PASSWORD_BLOCKLIST: ${blocklist.entries.length} entries from ${blocklist.path}` : '';
+  return breachCheckUrl
+    ? `password breach check is on against ${breachCheckUrl} (only 5 hex digits of a new password's SHA-1 leave; fails open)${list}`
+    : `password breach check is off (PASSWORD_BREACH_CHECK=on turns it on; recommended for any service facing the internet)${list}`;
 }
 
 /**

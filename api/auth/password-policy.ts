@@ -41,7 +41,8 @@ export type PasswordProblem =
   | 'contains_email'
   | 'phrase'
   | 'common_words'
-  | 'guessable';
+  | 'guessable'
+  | 'blocklisted';
 
 /** How much of a password the estimator reads. */
 export const ESTIMATE_MAX_CHARS = 48;
@@ -167,6 +168,21 @@ function letterForms(password: string): string[] {
   return spacedForms(password).map((f) => f.replace(/ /g, ''));
 }
 
+/**
+ * The forms a password is compared in against an operator's blocklist (./blocklist.ts): the
+ * same normalisation as the famous phrases (letters only, case, spacing and punctuation
+ * dropped, leetspeak undone; and letters and digits as typed), and the letters alone with every
+ * digit dropped (so a year or a count added to an entry is still the entry); empty forms left out.
+ */
+export function comparableForms(text: string): string[] {
+  const letters = text
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .replace(/[^a-z]/g, '');
+  return [...new Set([...letterForms(text), alnumForm(text), letters])].filter((f) => f !== '');
+}
+
 /** Lower-case letters and digits as typed: how keyboard walks are compared. */
 function alnumForm(password: string): string {
   return password
@@ -261,6 +277,7 @@ export const PASSWORD_PROBLEM_MESSAGES: Readonly<Record<PasswordProblem, string>
     'This password is a well-known phrase (a song, a film line, a quotation, a pangram or a keyboard walk), and ' +
     'attackers try those first, however they are spaced or spelled; choose words of your own.',
   common_words: `This password is only a few very common words, which attackers try first; use at least ${MIN_COMMON_WORDS} words, or less common ones.`,
+  blocklisted: "This password is on this service's list of refused passwords; choose another.",
   guessable:
     'This password could be guessed within about 10^10 tries (a common word with digits, a keyboard walk, a ' +
     'repeated chunk, a name or date); a few unrelated words make a stronger one.',

@@ -11,6 +11,8 @@ import { ApiError } from '../errors.ts';
 import { type AuthLimiter, clientNetwork, DEVICE_COOKIE } from '../ratelimit.ts';
 import { csrfHeader, errorRef, NO_CONTROL_CHARS } from '../schemas.ts';
 import type { Storage } from '../storage/types.ts';
+import type { PasswordBlocklist } from './blocklist.ts';
+import type { BreachCheck } from './breach-check.ts';
 import { DEFAULT_NEXT_PATH, safeNextPath } from './next-path.ts';
 import type { OidcClient, PendingSignIn } from './oidc.ts';
 import { PASSWORD_MAX_CHARS } from './password-policy.ts';
@@ -25,6 +27,9 @@ export interface AuthOptions {
   limiter: AuthLimiter;
   /** Absent when Google is not configured: its routes answer 404 OIDC_NOT_CONFIGURED. */
   google?: OidcClient;
+  /** New passwords beyond the built-in policy: the operator's blocklist and the breach corpus. */
+  blocklist?: PasswordBlocklist;
+  breaches?: BreachCheck;
 }
 
 const userSchema = {
@@ -108,6 +113,8 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
     storage: opts.storage,
     limiter: opts.limiter,
     sessionTtlSec: opts.sessionTtlSec,
+    ...(opts.blocklist ? { blocklist: opts.blocklist } : {}),
+    ...(opts.breaches ? { breaches: opts.breaches } : {}),
   });
   const cookies = new AuthCookies(opts.secure);
   pageRoutes(app, opts, service);
@@ -161,6 +168,15 @@ class AuthCookies {
   clearSession(reply: FastifyReply): void {
     reply.clearCookie(this.session, { path: '/', httpOnly: true, sameSite: 'lax', secure: this.#secure });
   }
+}
+
+/** Fires when the client goes away before the answer is sent (stops the breach check). */
+function closeSignal(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'));
+  });
+  return controller.signal;
 }
 
 /** The verified value of the signed `auth.device` cookie, else null. */
@@ -257,7 +273,7 @@ function passwordRoutes(app: FastifyInstance, service: SignInService, cookies: A
       },
     },
     async (request, reply) => {
-      const granted = await service.signUp(request.body as Credentials, cookies.client(request));
+      const granted = await service.signUp(request.body as Credentials, cookies.client(request), closeSignal(reply));
       cookies.grant(reply, granted);
       reply.code(201);
       return { user: await service.sessionView(granted.user.id) };

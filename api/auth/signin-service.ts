@@ -10,8 +10,15 @@
 import { ApiError } from '../errors.ts';
 import type { AuthClient, AuthLimiter, DeviceGrant } from '../ratelimit.ts';
 import type { Storage, User } from '../storage/types.ts';
+import type { PasswordBlocklist } from './blocklist.ts';
+import type { BreachCheck } from './breach-check.ts';
 import type { OidcIdentity } from './oidc.ts';
-import { PASSWORD_MIN_CHARS, PASSWORD_PROBLEM_MESSAGES, passwordVerdict } from './password-policy.ts';
+import {
+  PASSWORD_MIN_CHARS,
+  PASSWORD_PROBLEM_MESSAGES,
+  type PasswordVerdict,
+  passwordVerdict,
+} from './password-policy.ts';
 import { dummyPasswordHash, hashPassword, verifyPassword } from './passwords.ts';
 import { hashSessionToken, newSessionToken } from './session.ts';
 
@@ -19,6 +26,10 @@ export interface SignInServiceOptions {
   storage: Storage;
   limiter: AuthLimiter;
   sessionTtlSec: number;
+  /** The operator's PASSWORD_BLOCKLIST, when set. */
+  blocklist?: PasswordBlocklist;
+  /** The Pwned Passwords range API, when the breach check is on. */
+  breaches?: BreachCheck;
 }
 
 /** The client as the service sees it: its budgets' key, and the session it may already hold. */
@@ -48,10 +59,13 @@ export class SignInService {
     this.#o = o;
   }
 
-  /** 400 PASSWORD_TOO_WEAK (with the reason), 409 EMAIL_TAKEN, 429 past the network's budget. */
-  async signUp(body: Credentials, client: SignInClient): Promise<Granted> {
+  /**
+   * 400 PASSWORD_TOO_WEAK (with the reason) or PASSWORD_BREACHED, 409 EMAIL_TAKEN, 429 past the
+   * network's budget. `signal`: the client went away (stops the breach check).
+   */
+  async signUp(body: Credentials, client: SignInClient, signal?: AbortSignal): Promise<Granted> {
     await this.#o.limiter.signUp(client);
-    checkNewPassword(body);
+    await this.#checkNewPassword(body, signal);
     const passwordHash = await hashPassword(body.password);
     const input = body.name === undefined ? { email: body.email, passwordHash } : { ...body, passwordHash };
     const user = await this.#o.storage.createPasswordUser(input);
@@ -99,6 +113,26 @@ export class SignInService {
     }
   }
 
+  /**
+   * Every account password is set through here. The local policy first (no network), then the
+   * operator's blocklist, then the breach corpus, which fails open when it cannot be asked.
+   */
+  async #checkNewPassword(body: Credentials, signal: AbortSignal | undefined): Promise<void> {
+    const verdict: PasswordVerdict | null =
+      passwordVerdict(body.password, body.email, body.name) ??
+      (this.#o.blocklist?.has(body.password) ? { problem: 'blocklisted' } : null);
+    if (verdict) throw tooWeak(verdict);
+    const count = (await this.#o.breaches?.count(body.password, signal)) ?? 0;
+    if (count > 0) {
+      throw new ApiError(
+        400,
+        'PASSWORD_BREACHED',
+        `This password has appeared in data breaches (${count.toLocaleString('en')} times in Pwned Passwords), so attackers try it early; choose another.`,
+        { details: { reason: 'breached', count, minLength: PASSWORD_MIN_CHARS } },
+      );
+    }
+  }
+
   async #grant(user: User, client: SignInClient, device: DeviceGrant | undefined): Promise<Granted> {
     // Signing in again replaces the browser's session: the old one is revoked, not orphaned.
     if (client.sessionHash !== null) await this.#o.storage.revokeSession(client.sessionHash);
@@ -109,14 +143,12 @@ export class SignInService {
   }
 }
 
-function checkNewPassword(body: Credentials): void {
-  const verdict = passwordVerdict(body.password, body.email, body.name);
-  if (!verdict) return;
+function tooWeak(verdict: PasswordVerdict): ApiError {
   const { problem, ...why } = verdict;
   const message = why.warning
     ? `${PASSWORD_PROBLEM_MESSAGES[problem]} (${why.warning})`
     : PASSWORD_PROBLEM_MESSAGES[problem];
-  throw new ApiError(400, 'PASSWORD_TOO_WEAK', message, {
+  return new ApiError(400, 'PASSWORD_TOO_WEAK', message, {
     details: { reason: problem, minLength: PASSWORD_MIN_CHARS, ...why },
   });
 }
