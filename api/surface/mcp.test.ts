@@ -143,7 +143,7 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
     const jsonType = (v: unknown) =>
       v === null ? 'null' : Array.isArray(v) ? 'array' : Number.isInteger(v) ? 'integer' : typeof v;
     const fits = (v: unknown) => declared.has(jsonType(v)) || (declared.has('number') && typeof v === 'number');
-    const candidates = [
+    const candidates: unknown[] = [
       { toString: 1 },
       { valueOf: 1, toString: 1 },
       [1, 2],
