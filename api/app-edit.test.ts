@@ -6,8 +6,9 @@
  * - 1280 px, a mouse: drag across eight words selects them (no browser selection), Delete strikes
  *   them; Shift+arrows extend with the focus visible; the pauses proposal reads "1.1 s → 0.3 s",
  *   counted in the summary, kept; one Undo; the list of cuts removes one; the draft is saved and
- *   is back after a reload; leaving with a change not yet saved warns (beforeunload); "Save as new
- *   video" renders, opens the new video (the expected duration), and the draft then says rendered.
+ *   is back after a reload; leaving with a change not yet saved warns (beforeunload); the playing
+ *   preview skips what is struck; "Save as new video" sends the kept cuts (not a pending proposal),
+ *   renders, opens the new video (the expected duration), and the draft then says rendered.
  * - 375 px with touch: the header on one line, no keyboard hints, the toolbar in two rows; tap a
  *   word then another selects the eight between; Strike; the player stays in view while the words
  *   scroll; reload: the draft is back.
@@ -308,7 +309,35 @@ describe('editing in the page: select, draft, proposals, phone, projects', () =>
     await page.waitForSelector('body[data-editable="true"]', { timeout: 30_000 });
     expect(await texts(page, '#transcript .w.struck')).toEqual(TEXTS.slice(0, 8));
 
-    // Saved as a new video: the trim sent is the draft's; the new video plays for what is left.
+    // The preview: played from the start, the player never shows a moment of the struck ranges.
+    const seen = await inPage<number[]>(
+      page,
+      `(async () => {
+        const v = document.getElementById('player');
+        v.muted = true;
+        v.currentTime = 0;
+        await v.play();
+        const times = [];
+        await new Promise((resolve) => {
+          const tick = () => {
+            times.push(v.currentTime);
+            if (v.currentTime > 4.6 || v.paused) resolve();
+            else requestAnimationFrame(tick);
+          };
+          tick();
+        });
+        v.pause();
+        return times;
+      })()`,
+    );
+    expect(seen.at(-1)!).toBeGreaterThan(4.6);
+    // A frame of slack at each cut's start: the skip happens on the next animation frame.
+    expect(seen.filter((x) => (x > 0.3 && x < 3.3) || (x > 3.55 && x < 4.25))).toEqual([]);
+
+    // Saved as a new video: the trim sent is the draft's, without a proposal left pending; the new
+    // video plays for what is left.
+    await page.click('#edit-fillers');
+    await page.waitForSelector('#transcript .w.proposed');
     const sent: Array<{ remove: Array<{ start: number; end: number }> }> = [];
     page.on('request', (req) => {
       if (req.method() === 'POST' && req.url().endsWith('/trim')) sent.push(JSON.parse(req.postData() ?? 'null'));
@@ -321,7 +350,10 @@ describe('editing in the page: select, draft, proposals, phone, projects', () =>
     );
     expect(await inPage(page, `document.getElementById('edit-summary')?.textContent ?? ''`)).not.toMatch(/^Not saved/);
     const cutSec = sent[0]!.remove.reduce((s, r) => s + r.end - r.start, 0);
-    expect(sent[0]!.remove[0]).toEqual({ start: 0.2, end: 3.3 });
+    expect(sent[0]!.remove).toEqual([
+      { start: 0.2, end: 3.3 },
+      { start: 3.45, end: 4.25 },
+    ]);
     const newId = page.url().split('/').pop()!;
     expect(newId).not.toBe(videoId);
     await page.waitForSelector('body[data-ready="true"]');

@@ -58,6 +58,8 @@ export function showAccount(user) {
   out.type = 'button';
   out.id = 'signout';
   out.textContent = 'Sign out';
+  // The address is hidden on a phone's one-line header: the button still says whose session it ends.
+  out.title = `Signed in as ${who.textContent}`;
   out.addEventListener('click', async () => {
     out.disabled = true;
     try {

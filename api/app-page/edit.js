@@ -67,8 +67,8 @@ function toolbar() {
         class="wide">Undo</span></button>
       <button type="button" id="edit-redo" aria-label="Redo" aria-keyshortcuts="Control+Shift+Z"><span
         class="wide">Redo</span></button>
-      <button type="button" id="edit-pauses"><span class="wide">Shorten p</span><span class="narrow">P</span>auses</button>
-      <button type="button" id="edit-fillers"><span class="wide">Remove f</span><span class="narrow">F</span>illers</button>
+      <button type="button" id="edit-pauses"><span class="wide">Shorten pauses</span><span class="narrow">Pauses</span></button>
+      <button type="button" id="edit-fillers"><span class="wide">Remove fillers</span><span class="narrow">Fillers</span></button>
       <button type="button" id="edit-save" class="primary">Save<span class="wide"> as new video</span></button>
       <progress id="edit-progress" max="1" value="0" hidden></progress>
     </span>
