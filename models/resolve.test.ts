@@ -251,7 +251,8 @@ describe('download', () => {
     const other = await mkdtemp(join(dir, 'cache-'));
     const ac2 = new AbortController();
     const alone = resolveModel('test-model', { ...opts(e, { signal: ac2.signal }), cacheDir: other });
-    await new Promise((r) => setTimeout(r, 100));
+    // Abort once some bytes are in the .part file (a fixed wait may see none on a busy machine).
+    await expect.poll(() => partBytes(other)).toBeGreaterThan(0);
     ac2.abort();
     // A caller arriving while the abandoned download winds down gets a fresh one, not its ABORTED.
     const again = resolveModel('test-model', { ...opts(e), cacheDir: other });
@@ -359,3 +360,12 @@ describe('synthetic and manifest', () => {
     expect(DEFAULT_CACHE_DIR).toMatch(/models[/\\]cache$/);
   });
 });
+
+/** Bytes in the `.part` files under `dir`. */
+async function partBytes(dir: string): Promise<number> {
+  let n = 0;
+  for (const f of await readdir(dir, { recursive: true })) {
+    if (f.endsWith('.part')) n += (await stat(join(dir, f)).catch(() => ({ size: 0 }))).size;
+  }
+  return n;
+}

@@ -536,8 +536,7 @@ describe('cancellation', () => {
     const opened = await fetcher.open(url('media.test', '/stream'), { signal: ac2.signal });
     setTimeout(() => ac2.abort(), 100);
     expect((await engineFailure(drain(opened.body))).code).toBe('ABORTED');
-    for (let i = 0; i < 100 && originClosed < 2; i++) await sleep(20);
-    expect(originClosed).toBe(2);
+    await expect.poll(() => originClosed).toBe(2);
   });
 
   it('removes its abort listeners when a fetch ends, however it ends', async () => {
@@ -613,8 +612,7 @@ describe('a disconnecting client', () => {
       });
       response.on('error', () => {});
       // Let real audio flow through ffmpeg before the client goes away.
-      for (let i = 0; i < 100 && pcmSamples === 0; i++) await sleep(50);
-      expect(pcmSamples).toBeGreaterThan(0);
+      await expect.poll(() => pcmSamples).toBeGreaterThan(0);
       const children = await ffmpegChildren();
       expect(children).toHaveLength(1);
       client.destroy();
@@ -623,8 +621,7 @@ describe('a disconnecting client', () => {
       expect(isEngineError(decodeError) && decodeError.code).toBe('ABORTED');
       expect(await ffmpegChildren()).toEqual([]); // killed and reaped: no orphan, no zombie
       expect(() => process.kill(children[0]!, 0)).toThrow(/ESRCH/);
-      for (let i = 0; i < 40 && !originClosed; i++) await sleep(25);
-      expect(originClosed).toBe(true);
+      await expect.poll(() => originClosed).toBe(true);
     } finally {
       await new Promise<void>((r) => api.close(() => r()));
     }
