@@ -244,6 +244,14 @@ describe('editing in the page: select, draft, proposals, phone, projects', () =>
     expect(await inPage(page, `document.activeElement.matches('.w:focus-visible')`)).toBe(true);
     await page.keyboard.press('Escape');
     expect(await texts(page, '#transcript .w.sel')).toEqual([]);
+    // Shift+click extends from the word pressed first.
+    await page.click(word(9));
+    await page.keyboard.down('Shift');
+    await page.click(word(11));
+    await page.keyboard.up('Shift');
+    expect(await texts(page, '#transcript .w.sel')).toEqual(['ten', 'eleven', 'twelve']);
+    expect(await inPage(page, 'getSelection().toString()')).toBe('');
+    await page.keyboard.press('Escape');
 
     // The pauses proposal, in words people read, counted in the summary before it is kept.
     await page.click('#edit-pauses');
@@ -288,6 +296,14 @@ describe('editing in the page: select, draft, proposals, phone, projects', () =>
     expect(await texts(page, '#transcript .gap.struck')).toEqual([' 1.1 s → 0.3 s']);
     expect(await texts(page, '#edit-draft')).toEqual(['Draft saved, not rendered']);
     await page.screenshot({ path: join(OUTPUT, 'edit-draft-1280.png') });
+    // Done editing: the words stay struck and the toolbar still says so.
+    await page.click('#edit-toggle');
+    expect(await inPage(page, `document.getElementById('edit-tools').hidden`)).toBe(true);
+    expect(await texts(page, '#edit-draft, #edit-summary')).toEqual([
+      'Draft saved, not rendered',
+      '2 cuts · 0:06.0 → 0:02.1',
+    ]);
+    await page.click('#edit-toggle');
     expect(problems).toEqual([]);
 
     // A change whose save has not reached the server: leaving asks first.

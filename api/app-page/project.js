@@ -112,7 +112,11 @@ function moveClip(from, to) {
   const clips = st.project.clips.slice();
   const [c] = clips.splice(from, 1);
   clips.splice(to, 0, c);
-  setClips(clips, to).catch((e) => show(e.message));
+  setClips(clips, to)
+    .then(() => {
+      $('moved').textContent = `Moved to ${to + 1} of ${clips.length}.`;
+    })
+    .catch((e) => show(e.message));
 }
 
 /** Dragging a handle moves its clip among the others as the pointer passes them; dropped, the order is saved. */
