@@ -235,3 +235,55 @@ describe('a new user strikes one word of stored read-along captions', () => {
     expect(vtt).toContain('And so, my Americans,');
   }, 90_000);
 });
+
+describe('shortening pauses through the trim route', () => {
+  it('cuts silences inside DTW word spans and keeps every word', async () => {
+    const v = await jfkVideo();
+    // The engine's shape: abutting words, each cue's last word running over the silence to the next cue.
+    const cues = JFK_VTT.split('\n\n')
+      .slice(1)
+      .map((block) => {
+        const [timing, text] = block.trim().split('\n') as [string, string];
+        const [a, b] = timing.split(' --> ').map((x) => {
+          const [h, m, sec] = x.split(':').map(Number) as [number, number, number];
+          return h * 3600 + m * 60 + sec;
+        }) as [number, number];
+        return { start: a, end: b, text };
+      });
+    const segments = cues.map((c, i) => {
+      const words = estimateCueWords(c);
+      const next = cues[i + 1];
+      if (next) words[words.length - 1]!.end = next.start;
+      return { start: c.start, end: next ? next.start : c.end, text: ` ${c.text}`, words };
+    });
+    await storage.putCaptions({
+      videoId: v.id,
+      vtt: 'WEBVTT\n',
+      srt: '',
+      source: 'generated',
+      transcript: { language: 'en', duration: JFK_SEC, segments },
+    });
+    const s = (
+      await owner.request({ url: `/api/videos/${v.id}/edit-suggestions?pauseOver=0.5&pauseTo=0.2` })
+    ).json<Suggestions>();
+    expect(s.pauses.length).toBeGreaterThanOrEqual(2);
+    const res = await owner.request({
+      method: 'POST',
+      url: `/api/videos/${v.id}/trim`,
+      payload: { remove: [], shortenPausesOver: 0.5, pauseTo: 0.2 },
+      csrf: true,
+    });
+    expect(res.statusCode).toBe(202);
+    const id = res.json<{ id: string }>().id;
+    await t.app.dataPlane.edits.settled(id);
+    const made = (await owner.request({ url: `/api/videos/${id}` })).json<{ state: string; durationSec: number }>();
+    expect(made.state).toBe('ready');
+    const removed = s.pauses.reduce((sum, p) => sum + (p.end - p.start), 0);
+    // Within an MP3 frame (1152 samples at 16 kHz: 72 ms) and the encoder's padding.
+    expect(Math.abs(made.durationSec - (JFK_SEC - removed))).toBeLessThan(0.12);
+    const edited = (await owner.request({ url: `/api/videos/${id}/transcript` })).json<CaptionTranscript>();
+    const before = segments.flatMap((x) => x.words.map((w) => w.text));
+    // "what" (4.59–5.01 by its estimate) lies wholly in the silence 4.44–5.35: it stays, at the join.
+    expect(edited.segments.flatMap((x) => x.words.map((w) => w.text))).toEqual(before);
+  }, 90_000);
+});

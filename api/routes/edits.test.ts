@@ -156,7 +156,7 @@ describe('POST /api/videos/{id}/trim', () => {
     expect((await words(source.id)).map((x) => x.text)).toEqual(['one', 'two', 'um', 'three']);
   }, 90_000);
 
-  it('removes fillers and shortens pauses when asked', async () => {
+  it('removes fillers when asked; pauses are silences in the audio, and a steady tone has none', async () => {
     const source = await readyVideo();
     const res = await trim(owner, source.id, { remove: [], removeFillers: true, shortenPausesOver: 0.5, pauseTo: 0.2 });
     expect(res.statusCode).toBe(202);
@@ -164,8 +164,9 @@ describe('POST /api/videos/{id}/trim', () => {
     expect(done.state).toBe('ready');
     const w = await words(res.json<{ id: string }>().id);
     expect(w.map((x) => x.text)).toEqual(['one', 'two', 'three']);
-    // Every pause now lasts at most 0.2 s (and a frame of snapping).
-    for (let i = 1; i < w.length; i++) expect(w[i]!.start - w[i - 1]!.end).toBeLessThanOrEqual(0.2 + 0.08);
+    // Only "um" (0.3 s) went: the gaps between the words are tone, not silence (api/routes/edit-suggestions.test.ts
+    // shortens the pauses of real speech).
+    expect(done.durationSec as number).toBeCloseTo(DURATION - 0.3, 1);
   }, 90_000);
 
   it('refuses bad ranges (400 EDIT_INVALID), strangers, guests, missing CSRF, unknown ids and media not ready', async () => {

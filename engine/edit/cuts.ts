@@ -11,7 +11,7 @@
  */
 
 import type { Transcript } from '../types.ts';
-import { keepFromRemove, mergeRanges, type TimeRange } from './ranges.ts';
+import { keepFromRemove, mergeRanges, subtractRanges, type TimeRange } from './ranges.ts';
 import { fillerSupport, type PauseCut, suggestFillerCuts, suggestPauseCuts } from './suggest.ts';
 
 export interface EditRequest {
@@ -32,8 +32,13 @@ export interface PlannedCuts {
   keep: TimeRange[];
   /** Everything removed, merged: the person's cuts and the suggestions. */
   remove: TimeRange[];
-  /** The pause cuts among them (pass to retimeTranscript as `pauses`). */
-  pauses: PauseCut[];
+  /** The pause cuts among them, as proposed (`from`: the silence, `to`: what stays of it). */
+  pauseCuts: PauseCut[];
+  /**
+   * The silence those cuts remove, less the person's cuts and the fillers (a pause cut can run over a
+   * struck word between two silences): pass to retimeTranscript as `pauses`.
+   */
+  pauses: TimeRange[];
   /** The filler cuts among them. */
   fillers: TimeRange[];
   /** Set when fillers were asked for in a language without a list: why none were cut. */
@@ -63,11 +68,14 @@ export function planCuts(duration: number, transcript: Transcript, req: EditRequ
             duration,
           }),
         );
-  const remove = mergeRanges([...own, ...pauses, ...fillers].map(({ start, end }) => ({ start, end })));
+  const span = ({ start, end }: TimeRange) => ({ start, end });
+  const remove = mergeRanges([...own, ...pauses, ...fillers].map(span));
+  const struck = mergeRanges([...own, ...fillers].map(span));
   return {
     keep: keepFromRemove(duration, remove),
     remove,
-    pauses,
+    pauseCuts: pauses,
+    pauses: subtractRanges(mergeRanges(pauses.map(span)), struck),
     fillers,
     ...(req.removeFillers && !support.supported ? { fillersUnsupported: support.reason } : {}),
   };

@@ -215,7 +215,7 @@ describe('planCuts', () => {
       { start: 4.8, end: 6.1 },
       { start: 6.8, end: 9.4 },
     ]);
-    expect(planned.pauses.map((p) => [p.start, p.end])).toEqual([
+    expect(planned.pauseCuts.map((p) => [p.start, p.end])).toEqual([
       [3, 4.8],
       [6.1, 6.8],
       [9.4, 10],

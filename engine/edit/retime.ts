@@ -3,10 +3,10 @@
  * transcription: a kept range [a, b) that starts at output time o maps t ↦ t − a + o.
  *
  * Which words stay is decided on the ranges the edit meant to keep (`intended`, the planner's, before
- * snapping to frames); where they land, on the ranges as rendered (`keep`). A word stays when the
- * kept ranges hold at least half of it, measured without the pause cuts (`pauses`: silence inside a
- * DTW word's span is cut to shorten a pause, and that shrinks the word, never drops it). A word
- * partly cut is clamped to its kept part. Snapping moves a cut's edge by up to a frame and a half
+ * snapping to frames); where they land, on the ranges as rendered (`keep`). A word stays unless the
+ * cuts other than pause cuts take most of it (`pauses`: silence inside a DTW word's span is cut to
+ * shorten a pause, and that shrinks the word, never drops it). A word partly cut is clamped to its
+ * kept part; a word wholly inside a pause cut keeps its text, at the join. Snapping moves a cut's edge by up to a frame and a half
  * (plan.ts), which never decides a word.
  *
  * Segments without word times (the cues of stored VTT/SRT captions) are re-timed cue by cue through
@@ -30,7 +30,7 @@ export interface RetimeOptions {
    * words are kept or dropped by these. Default: `keep`.
    */
   intended?: readonly TimeRange[];
-  /** The pause cuts (planCuts' `pauses`): a word is measured without them. */
+  /** The silence that pause cuts removed (planCuts' `pauses`): it never counts against a word. */
   pauses?: readonly TimeRange[];
 }
 
@@ -71,49 +71,34 @@ class Mapper {
   }
 }
 
-/** The kept part [from, to] of a span, or null when the cut takes most of it. */
+/** The kept part [from, to] of a span, or null when the cuts other than pauses take most of it. */
 class Judge {
   readonly #keep: readonly TimeRange[];
-  readonly #pauses: readonly TimeRange[];
+  /** What counts as kept for the decision: the kept ranges and the pause cuts. */
+  readonly #spared: readonly TimeRange[];
 
   constructor(keep: readonly TimeRange[], pauses: readonly TimeRange[]) {
     this.#keep = keep;
-    this.#pauses = pauses;
+    this.#spared = pauses.length > 0 ? mergeRanges([...keep, ...pauses]) : keep;
   }
 
   keptPart(s: number, e: number): [number, number] | null {
-    const keep = this.#keep;
     if (!Number.isFinite(s) || !Number.isFinite(e)) return null;
     if (!(e - s > EPS)) {
-      // A point: kept when a kept range holds it (its edges included).
-      return keep.some((r) => r.start - EPS <= s && s <= r.end + EPS) ? [s, s] : null;
+      // A point: kept when a kept range (or a pause) holds it, its edges included.
+      return this.#spared.some((r) => r.start - EPS <= s && s <= r.end + EPS) ? [s, s] : null;
     }
-    const len = e - s;
-    const kept = coveredLength(s, e, keep);
-    let speech = len - coveredLength(s, e, this.#pauses);
-    let keptSpeech = kept;
-    if (this.#pauses.length > 0) {
-      // Kept time that is also pause (the render's snapping can overlap a pause cut by a frame).
-      for (const r of keep) {
-        if (r.end <= s) continue;
-        if (r.start >= e) break;
-        keptSpeech -= coveredLength(Math.max(s, r.start), Math.min(e, r.end), this.#pauses);
-      }
-    }
-    if (speech <= EPS) {
-      speech = len;
-      keptSpeech = kept;
-    }
-    if (keptSpeech < speech / 2 - EPS) return null;
+    if (coveredLength(s, e, this.#spared) < (e - s) / 2 - EPS) return null;
     let from = e;
     let to = s;
-    for (const r of keep) {
+    for (const r of this.#keep) {
       if (r.end <= s) continue;
       if (r.start >= e) break;
       from = Math.min(from, Math.max(s, r.start));
       to = Math.max(to, Math.min(e, r.end));
     }
-    return from <= to ? [from, to] : null;
+    // A word wholly inside a pause cut keeps its text, at the join.
+    return from <= to ? [from, to] : [s, s];
   }
 
   /** Whether [s, e] lies inside one kept range. */
