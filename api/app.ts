@@ -366,9 +366,11 @@ async function dataPlaneRoutes(
     files,
     onError: (err, videoId) => app.log.error({ err, videoId }, 'caption generation failed'),
   });
+  const suggester = new EditSuggester({ storage, files, maxDurationSec: config.maxDurationSec });
   const edits = new EditRenders({
     storage,
     files,
+    suggester,
     renderer: renderLane,
     admission: new RenderAdmission({
       storage,
@@ -391,7 +393,6 @@ async function dataPlaneRoutes(
   await mediaRoutes(app, dataPlane);
   await projectRoutes(app, { ...dataPlane, mediaHosts: config.mediaHosts, sourcePorts: config.sourcePorts });
   await editRoutes(app, { ...dataPlane, edits, mediaHosts: config.mediaHosts, sourcePorts: config.sourcePorts });
-  const suggester = new EditSuggester({ storage, files, maxDurationSec: config.maxDurationSec });
   await editSuggestionRoutes(app, { storage, suggester });
   const uploads = new Uploads({
     ...dataPlane,

@@ -27,8 +27,9 @@ import {
 import type { Transcript } from '../../engine/types.ts';
 import type { RenderJobResult, RenderLane } from '../../workers/index.ts';
 import { ApiError, jobFailure } from '../errors.ts';
-import type { CaptionTranscript, Project, RenderSpec, Storage, TimeSpan, Video } from '../storage/types.ts';
-import { storedTranscript } from './captions.ts';
+import type { Captions, Project, RenderSpec, Storage, TimeSpan, Video } from '../storage/types.ts';
+import { captionsTranscript, storedEngineTranscript, storedTranscript } from './captions.ts';
+import type { EditSuggester } from './edit-suggestions.ts';
 import type { MediaFiles } from './files.ts';
 import type { RenderAdmission } from './render-admission.ts';
 
@@ -48,6 +49,8 @@ export interface EditRendersOptions {
   /** Starts a render gets, restarts included (default 2). */
   maxAttempts?: number;
   onError?: (err: unknown, videoId: string) => void;
+  /** Speech spans of a source (VAD, cached per video) for shortening its pauses. */
+  suggester?: Pick<EditSuggester, 'speech'>;
 }
 
 export interface TrimRequest {
@@ -90,38 +93,46 @@ export class EditRenders {
   /**
    * The kept ranges of `source` for a trim, by engine/edit's planCuts: the caller's cuts (in order,
    * inside the media, leaving something — 400 EDIT_INVALID otherwise), with the suggested pause and
-   * filler cuts added when asked (pauses shortened to `pauseTo`, by default the smaller of 0.3 s and
-   * half of `shortenPausesOver`; a removed filler's neighbours measured as one pause).
+   * filler cuts added when asked (pauses — silence in the audio, by VAD — shortened to `pauseTo`, by
+   * default the smaller of 0.3 s and half of `shortenPausesOver`; fillers only in a language with a
+   * list). The pause cuts come back apart, for re-timing the captions.
    */
-  async keepFor(source: Video, req: TrimRequest): Promise<{ keep: TimeRange[]; duration: number }> {
+  async keepFor(
+    source: Video,
+    req: TrimRequest,
+    userId = '',
+  ): Promise<{ keep: TimeRange[]; duration: number; pauses: TimeRange[] }> {
     if (source.state !== 'ready') throw new ApiError(409, 'MEDIA_NOT_READY', 'The video has no media yet.');
     const duration = source.durationSec ?? (await probeMedia(this.#o.files.mediaPath(source.id)))?.durationSec;
     if (!duration) throw new EngineError('EDIT_INVALID', 'The media has no known duration to cut.');
-    const suggest = req.shortenPausesOver !== undefined || req.removeFillers === true;
+    const pausesAsked = req.shortenPausesOver !== undefined;
     let t: Transcript = { language: 'und', duration, segments: [] };
-    if (suggest) {
+    let speech: TimeRange[] | undefined;
+    if (pausesAsked || req.removeFillers === true) {
       // The caller's own list is checked first: a bad range is 400 whatever the transcript.
       keepFromRemove(duration, req.remove);
-      const found = await this.#sourceTranscript(source);
-      if (!found?.segments.some((s) => (s.words?.length ?? 0) > 0)) {
-        throw new ApiError(409, 'EDIT_NEEDS_TRANSCRIPT', 'Shortening pauses and removing fillers need word times.');
+      const found = await storedEngineTranscript(this.#o.storage, source.id);
+      if (req.removeFillers && !found) {
+        throw new ApiError(409, 'EDIT_NEEDS_TRANSCRIPT', 'Removing fillers needs the video’s transcript.');
       }
-      t = found;
+      if (found) t = found;
+      if (pausesAsked && this.#o.suggester) speech = await this.#o.suggester.speech(source, userId);
     }
-    // engine/edit's planCuts: the same rules as the CLI's and the batch's (validation, suggestions, merging).
-    const { keep } = planCuts(duration, t, {
+    // engine/edit's planCuts: the same rules as the CLI's and the suggestions' (validation, suggestions, merging).
+    const { keep, pauses } = planCuts(duration, t, {
       remove: req.remove,
       shortenPausesOver: req.shortenPausesOver,
       pauseTo: req.pauseTo,
       removeFillers: req.removeFillers,
       language: t.language,
+      speech,
     });
-    return { keep, duration };
+    return { keep, duration, pauses: pauses.map(({ start, end }) => ({ start, end })) };
   }
 
   /** Creates the trimmed video (`rendering`) and starts its render. */
   async trim(source: Video, ownerId: string, req: TrimRequest): Promise<Video> {
-    const { keep, duration } = await this.keepFor(source, req);
+    const { keep, duration, pauses } = await this.keepFor(source, req, ownerId);
     const kept = keep.reduce((s, k) => s + k.end - k.start, 0);
     await this.#checkRoom((source.mediaBytes ?? 0) * (kept / duration));
     return this.#create(
@@ -132,7 +143,7 @@ export class EditRenders {
         ownerId,
         sourceVideoId: source.id,
       },
-      { parts: [{ videoId: source.id, keep }], attempts: 1 },
+      { parts: [{ videoId: source.id, keep, ...(pauses.length > 0 ? { pauses } : {}) }], attempts: 1 },
     );
   }
 
@@ -287,7 +298,8 @@ export class EditRenders {
       );
       release?.();
       signal.throwIfAborted();
-      await this.#finish(video, renderedSpec(spec, rendered).rendered, output, signal);
+      const done = renderedSpec(spec, rendered);
+      await this.#finish(video, done.planned, done.rendered, output, signal);
     } catch (err) {
       release?.();
       // Shutting down: left `rendering`, for recover() at the next start.
@@ -303,7 +315,13 @@ export class EditRenders {
   }
 
   /** The output probed, its thumbnail made, the sources' words re-timed onto it, then `ready`. */
-  async #finish(video: Video, spec: RenderSpec, output: string, signal: AbortSignal): Promise<void> {
+  async #finish(
+    video: Video,
+    planned: RenderSpec,
+    spec: RenderSpec,
+    output: string,
+    signal: AbortSignal,
+  ): Promise<void> {
     const { files, storage } = this.#o;
     const info = await probeMedia(output, { signal });
     if (!info) throw new EngineError('INTERNAL_ERROR', 'The rendered file is not readable media.');
@@ -311,14 +329,15 @@ export class EditRenders {
     const hasThumbnail = info.hasVideo
       ? await extractThumbnail(output, files.thumbnailPath(video.id), { signal }).catch(() => false)
       : false;
-    const transcript = await this.#joinedTranscript(spec, info.durationSec);
+    const joined = await this.#joinedTranscript(planned, spec, info.durationSec);
     // Captions first: the video turns `ready` with them in place.
-    if (transcript && (await storage.getVideo(video.id))?.state === 'rendering') {
+    if (joined && (await storage.getVideo(video.id))?.state === 'rendering') {
+      const { transcript, source } = joined;
       await storage.putCaptions({
         videoId: video.id,
         vtt: renderVtt(transcript),
         srt: renderSrt(transcript),
-        source: 'generated',
+        source,
         transcript: storedTranscript(transcript),
       });
     }
@@ -332,30 +351,34 @@ export class EditRenders {
     });
   }
 
-  /** Each part's source words re-timed onto its kept ranges, shifted after the parts before it. */
-  async #joinedTranscript(spec: RenderSpec, duration: number | null): Promise<Transcript | null> {
+  /**
+   * Each part's source words re-timed onto its kept ranges, shifted after the parts before it: kept
+   * or dropped by the planned ranges (`planned`), placed by the rendered ones (`spec`). The captions'
+   * source carries over: 'uploaded' when any part's captions were sent rather than generated.
+   */
+  async #joinedTranscript(
+    planned: RenderSpec,
+    spec: RenderSpec,
+    duration: number | null,
+  ): Promise<{ transcript: Transcript; source: Captions['source'] } | null> {
     const out: Transcript = { language: 'und', duration: 0, segments: [] };
-    let any = false;
+    let source: Captions['source'] | null = null;
     let offset = 0;
-    for (const part of spec.parts) {
-      const src = await this.#o.storage.getVideo(part.videoId);
-      const t = src ? await this.#sourceTranscript(src) : null;
+    for (const [i, part] of spec.parts.entries()) {
+      const intended = planned.parts[i] ?? part;
+      const captions = await this.#o.storage.getCaptions(part.videoId);
+      const t = captions ? captionsTranscript(captions) : null;
       const partSec = part.keep.reduce((s, k) => s + k.end - k.start, 0);
-      if (t) {
-        any = true;
+      if (t && captions) {
+        source = source === 'uploaded' ? source : captions.source;
         if (out.language === 'und') out.language = t.language;
-        const r = retimeTranscript(t, part.keep);
+        const r = retimeTranscript(t, part.keep, { intended: intended.keep, pauses: intended.pauses });
         for (const seg of r.segments) out.segments.push(shiftSegment(seg, offset));
       }
       offset += partSec;
     }
     out.duration = duration ?? offset;
-    return any ? out : null;
-  }
-
-  async #sourceTranscript(video: Video): Promise<Transcript | null> {
-    const c = await this.#o.storage.getCaptions(video.id);
-    return c?.transcript ? engineTranscript(c.transcript) : null;
+    return source ? { transcript: out, source } : null;
   }
 
   async #fail(videoId: string, reason: string): Promise<void> {
@@ -383,20 +406,6 @@ function renderedSpec(spec: RenderSpec, result: RenderJobResult): { planned: Ren
     rendered.push({ ...p, keep: keep.map(({ start, end: e }) => ({ start, end: e })) });
   });
   return { planned: { ...spec, parts: planned }, rendered: { ...spec, parts: rendered } };
-}
-
-/** The stored transcript as the engine's shape (stored words carry no probability). */
-export function engineTranscript(c: CaptionTranscript): Transcript {
-  return {
-    language: c.language,
-    duration: c.duration,
-    segments: c.segments.map((s) => ({
-      start: s.start,
-      end: s.end,
-      text: s.text,
-      words: s.words.map((w) => ({ start: w.start, end: w.end, text: w.text, p: 1 })),
-    })),
-  };
 }
 
 function shiftSegment(seg: Transcript['segments'][number], by: number): Transcript['segments'][number] {

@@ -67,7 +67,8 @@ export interface TimeSpan {
  * renders, so that a render cut off by a restart runs again (`attempts` counts the starts).
  */
 export interface RenderSpec {
-  parts: Array<{ videoId: string; keep: TimeSpan[] }>;
+  /** `pauses`: the pause cuts among the removed ranges (captions measure a word without them). */
+  parts: Array<{ videoId: string; keep: TimeSpan[]; pauses?: TimeSpan[] }>;
   attempts: number;
 }
 export type CaptionStatus = 'none' | 'processing' | 'ready';
