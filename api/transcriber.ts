@@ -41,6 +41,8 @@ export interface ServiceTranscriberOptions {
   threads?: number;
   /** ggml's flash-attention kernels (default: the engine's, on a GPU and off on the CPU). */
   flashAttn?: boolean;
+  /** The decoder's caches, f16 or q8_0 (config.kvType; q8_0 turns flash attention on unless it is off). */
+  kvType?: 'f16' | 'q8_0';
   /** Jobs worked at once by the in-process worker (default 1: one model, the machine's cores). */
   concurrency?: number;
   /** Attempts per in-process job (default 1: a waiting client retries on its own). */
@@ -68,7 +70,12 @@ export async function createServiceTranscriber(opts: ServiceTranscriberOptions):
     const { path } = await resolveModel(model, { signal });
     const o: EngineOptions = { modelPath: path, maxDurationSec: opts.maxDurationSec };
     if (opts.threads !== undefined) o.threads = opts.threads;
-    if (opts.flashAttn !== undefined) o.load = { flashAttn: opts.flashAttn };
+    if (opts.flashAttn !== undefined || opts.kvType !== undefined) {
+      o.load = {
+        ...(opts.flashAttn === undefined ? {} : { flashAttn: opts.flashAttn }),
+        ...(opts.kvType === undefined ? {} : { kvType: opts.kvType }),
+      };
+    }
     const started = performance.now();
     const engine = await createEngine(o, { signal });
     modelLoadSec = (performance.now() - started) / 1000;

@@ -39,6 +39,8 @@ const USAGE = `usage: transcribe <file-or-url> [options]
   --flash-attn, --no-flash-attn
                           attend with ggml's flash-attention kernels, or without (default: with on a GPU,
                           without on the CPU, where the parity tests hold it to whisper-cli's -nfa path)
+  --kv-type f16|q8_0      the decoder's self- and cross-attention caches (default f16); q8_0 halves them and
+                          needs flash attention, which it turns on unless --no-flash-attn refuses it
   --vad-model FILE        Silero VAD in ggml form: run VAD inside whisper.cpp (default: ONNX via onnxruntime)
   --max-duration SEC      refuse media longer than this (default 14400)
   --models-dir DIR        model cache directory
@@ -79,7 +81,7 @@ export function main(argv: string[]): Promise<number> {
         threads: values.threads ?? Math.min(4, availableParallelism()),
         concurrency: values.concurrency ?? 'auto',
         batchSize: values['batch-size'] ?? 'auto',
-        ...(values.flashAttn === undefined ? {} : { load: { flashAttn: values.flashAttn } }),
+        ...loadOverrides(values),
         vad: values['no-vad'] ? false : {},
         vadModelPath: values['vad-model'],
         maxDurationSec: values['max-duration'] ?? 4 * 3600,
@@ -138,6 +140,7 @@ async function selfCheck(values: Exclude<ReturnType<typeof parse>, 'help'>['valu
       batchThreads: values.threads,
       encodeGatherMs: 2000,
       ...(values.flashAttn === undefined ? {} : { flashAttn: values.flashAttn }),
+      ...(values.kvType === undefined ? {} : { kvType: values.kvType }),
     },
     { signal },
   );
@@ -194,6 +197,7 @@ const OPTIONS = {
   'no-vad': { type: 'boolean' },
   'flash-attn': { type: 'boolean' },
   'no-flash-attn': { type: 'boolean' },
+  'kv-type': { type: 'string' },
   'vad-model': { type: 'string' },
   'max-duration': { type: 'string' },
   'models-dir': { type: 'string' },
@@ -236,6 +240,13 @@ function parse(argv: string[]) {
   if (values['flash-attn'] && values['no-flash-attn']) {
     throw new UsageError('--flash-attn and --no-flash-attn exclude each other');
   }
+  const kvType = values['kv-type'];
+  if (kvType !== undefined && kvType !== 'f16' && kvType !== 'q8_0') {
+    throw new UsageError(`--kv-type must be f16 or q8_0, got '${kvType}'`);
+  }
+  if (kvType === 'q8_0' && values['no-flash-attn']) {
+    throw new UsageError('--kv-type q8_0 needs flash attention; --no-flash-attn refuses it');
+  }
   if (selfCheck && values['batch-size'] !== undefined && !(Number(values['batch-size']) >= 2)) {
     throw new UsageError('--self-check needs a --batch-size of at least 2');
   }
@@ -252,6 +263,19 @@ function parse(argv: string[]) {
         values['batch-size'] === 'auto' ? ('auto' as const) : positiveInt('batch-size', values['batch-size']),
       'max-duration': maxDuration,
       flashAttn: values['flash-attn'] ? true : values['no-flash-attn'] ? false : undefined,
+      kvType: kvType as 'f16' | 'q8_0' | undefined,
     },
   };
+}
+
+/** The engine's load options the command line sets; says when --kv-type q8_0 turns flash attention on. */
+function loadOverrides(values: { flashAttn?: boolean; kvType?: 'f16' | 'q8_0' }) {
+  if (values.kvType === 'q8_0' && values.flashAttn === undefined) {
+    process.stderr.write('transcribe: --kv-type q8_0: flash attention on (it reads the 8-bit caches)\n');
+  }
+  const load = {
+    ...(values.flashAttn === undefined ? {} : { flashAttn: values.flashAttn }),
+    ...(values.kvType === undefined ? {} : { kvType: values.kvType }),
+  };
+  return Object.keys(load).length === 0 ? {} : { load };
 }

@@ -15,7 +15,7 @@ import type { WorkerRuntime } from './worker.ts';
 /** The subset of engine/index.ts's `EngineOptions` the workers set. */
 export interface EngineCreateOptions {
   modelPath: string;
-  load?: { useGpu?: boolean; gpuDevice?: number; flashAttn?: boolean };
+  load?: { useGpu?: boolean; gpuDevice?: number; flashAttn?: boolean; kvType?: 'f16' | 'q8_0' };
   threads?: number;
   /** Windows whose decoder steps share one graph, across every job on the engine (engine default: auto). */
   batchSize?: number | 'auto';
@@ -50,6 +50,8 @@ export interface RuntimeConfig {
   gpuDevice?: number;
   /** ggml's flash-attention kernels (default: the engine's, on a GPU and off on the CPU). */
   flashAttn?: boolean;
+  /** The decoder's caches (engine LoadOptions.kvType): f16, or q8_0 with flash attention. */
+  kvType?: 'f16' | 'q8_0';
   ffmpegPath?: string;
   maxDurationSec?: number;
   /** Limits URL sources to these host suffixes; unset allows any public https host. */
@@ -69,6 +71,7 @@ export async function createEngineRuntime(config: RuntimeConfig, factories: Engi
     if (config.useGpu !== undefined) loadOptions.useGpu = config.useGpu;
     if (config.gpuDevice !== undefined) loadOptions.gpuDevice = config.gpuDevice;
     if (config.flashAttn !== undefined) loadOptions.flashAttn = config.flashAttn;
+    if (config.kvType !== undefined) loadOptions.kvType = config.kvType;
     if (Object.keys(loadOptions).length > 0) options.load = loadOptions;
     if (config.threads !== undefined) options.threads = config.threads;
     if (config.batchSize !== undefined) options.batchSize = config.batchSize;

@@ -29,6 +29,8 @@ export interface WorkerConfig {
   gpuDevice?: number;
   /** ggml's flash-attention kernels (unset: the engine's default, on a GPU and off on the CPU). */
   flashAttn?: boolean;
+  /** The decoder's caches: f16, or q8_0 (WHISPER_KV_TYPE; needs flash attention). */
+  kvType?: 'f16' | 'q8_0';
   shutdownGraceMs: number;
   attempts: number;
   lockDurationMs: number;
@@ -115,6 +117,13 @@ export function parseWorkerEnv(env: Env, defaults: { model: string }): Readonly<
     if (flashAttn !== 'on' && flashAttn !== 'off')
       throw bad('WHISPER_FLASH_ATTN', `on, off or auto (got ${flashAttn})`);
     config.flashAttn = flashAttn === 'on';
+  }
+  const kvType = env.WHISPER_KV_TYPE?.toLowerCase();
+  if (kvType !== undefined && kvType !== '') {
+    if (kvType !== 'f16' && kvType !== 'q8_0') throw bad('WHISPER_KV_TYPE', `f16 or q8_0 (got ${kvType})`);
+    if (kvType === 'q8_0' && flashAttn === 'off')
+      throw bad('WHISPER_KV_TYPE', 'q8_0 needs WHISPER_FLASH_ATTN on or auto');
+    config.kvType = kvType;
   }
   const maxDurationSec = optionalInt(env, 'MAX_DURATION_SEC', 1);
   if (maxDurationSec !== undefined) config.maxDurationSec = maxDurationSec;

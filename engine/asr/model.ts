@@ -138,6 +138,7 @@ export class WhisperModel {
       backend: i.backend,
       system: i.system,
       flashAttn: i.flashAttn,
+      kvType: i.kvType,
       batchSize: i.batchSize,
       encodeBatch: i.encodeBatch,
       batchAttention: i.batchAttention,

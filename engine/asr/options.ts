@@ -3,10 +3,18 @@
 import { addon } from './addon.ts';
 import { batchParams, checkBatchAttention } from './batching.ts';
 import { type EncoderVariant, encoderVariantName, type LoadSeams, TEST_FAULTS, type TranscribeSeams } from './seams.ts';
+import type { KvType } from './types.ts';
 import { checkBool, checkInt, checkNum, checkObject, defaultThreads, invalid, MAX_THREADS } from './validate.ts';
 
 /** The language codes whisper.cpp knows, read from the addon on first use. */
 let languageSet: Set<string> | undefined;
+
+/** LoadOptions.kvType: the decoder caches' type (native/patches/0010). */
+export function checkKvType(v: unknown): KvType {
+  if (v === undefined || v === 'f16') return 'f16';
+  if (v === 'q8_0') return 'q8_0';
+  throw invalid("kvType must be 'f16' or 'q8_0'.");
+}
 
 /** whisper.cpp's DTW alignment-head presets, named as whisper-cli's --dtw names them. */
 const DTW_PRESETS = new Set([
@@ -146,13 +154,20 @@ export function loadParams(o: Record<string, unknown>, seams: LoadSeams = {}) {
   }
   // On by default on a GPU (where it is much faster), off on the CPU (where the parity tests hold the
   // addon to whisper-cli's non-flash path); DTW works with either (patches/0006).
-  const flashAttn = checkBool('flashAttn', o.flashAttn) ?? onGpu;
+  const kvType = checkKvType(o.kvType);
+  const flashAttnOption = checkBool('flashAttn', o.flashAttn);
+  if (kvType === 'q8_0' && flashAttnOption === false) {
+    throw invalid("kvType 'q8_0' needs flash attention, which reads the 8-bit caches; flashAttn: false was given.");
+  }
+  // q8_0 caches are read by flash attention only: unset, it is turned on (info.flashAttn says so).
+  const flashAttn = flashAttnOption ?? (kvType === 'q8_0' || onGpu);
   const batchAttention = checkBatchAttention(o.batchAttention, flashAttn);
   return {
     native: {
       useGpu,
       gpuDevice,
       flashAttn,
+      kvType,
       dtw: dtw === false ? '' : dtw,
       ...batching,
       batchAttention,

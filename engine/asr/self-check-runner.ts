@@ -75,6 +75,7 @@ export function selfCheckKey(
     `dtw-${i.dtw ?? 'off'}`,
     i.type,
     model.weightType,
+    `kv-${i.kvType}`,
     `sha256-${model.modelSha256}`,
     testFault ?? '',
     ...(encoderVariant ? [`encoder-${encoderVariant}`] : []),

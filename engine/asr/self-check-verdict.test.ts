@@ -19,6 +19,7 @@ const INFO: ModelInfo = {
   backend: 'cpu',
   system: '',
   flashAttn: false,
+  kvType: 'f16',
   batchSize: 2,
   encodeBatch: 2,
   batchAttention: 'per-call',
@@ -78,22 +79,30 @@ afterAll(() => {
 const tick = () => new Promise((r) => setImmediate(r));
 
 describe('self-check verdicts', () => {
-  it('the key names the model file, its weight type, DTW, shared compute and the encoder batch', () => {
+  it('the key names the model file, its weight and cache types, DTW, shared compute and the encoder batch', () => {
     const key = selfCheckKey(standIn(16), 0, undefined);
     expect(key.split('/')).toEqual(
-      expect.arrayContaining([`sha256-${'a'.repeat(64)}`, 'f16', 'dtw-tiny', 'shared-compute', 'encoder-batch-2']),
+      expect.arrayContaining([
+        `sha256-${'a'.repeat(64)}`,
+        'f16',
+        'kv-f16',
+        'dtw-tiny',
+        'shared-compute',
+        'encoder-batch-2',
+      ]),
     );
     const keys = new Set(
       [
         { modelSha256: 'b'.repeat(64) },
         { weightType: 'q5_0' },
+        { info: { ...INFO, kvType: 'q8_0' } },
         { shareCompute: false },
         { info: { ...INFO, dtw: undefined } },
         { info: { ...INFO, encodeBatch: 4 } },
         {},
       ].map((o) => selfCheckKey(standIn(16, o as Partial<CheckedModel>), 0, undefined)),
     );
-    expect(keys.size).toBe(6);
+    expect(keys.size).toBe(7);
   });
 
   it(`a canary window with fewer than ${CANARY_MIN_TEXT_TOKENS} text tokens compared: inconclusive, one warning`, async () => {

@@ -15,6 +15,13 @@ export interface LoadOptions {
    */
   flashAttn?: boolean;
   /**
+   * The decoder's self- and cross-attention caches (native/patches/0010): 'f16' (default), or 'q8_0',
+   * blocks of 32 values with one f16 scale (34 bytes against 64: the caches at 0.53×), which ggml's flash
+   * attention reads directly. 'q8_0' needs flash attention: with `flashAttn` unset it turns it on
+   * (`info.flashAttn` says so); with `flashAttn: false` the load is refused (INVALID_OPTIONS).
+   */
+  kvType?: KvType;
+  /**
    * DTW word timing, with or without flash attention (engine/asr/README.md, "DTW and flash
    * attention"). Default 'auto' on every backend. 'auto' picks whisper.cpp's alignment-head preset from the model's
    * shape; a preset name as whisper-cli's --dtw takes it ('tiny', 'base.en', 'large.v3', ...);
@@ -177,6 +184,9 @@ export interface WindowBytes {
   shared: number;
 }
 
+/** The type of the decoder's caches (LoadOptions.kvType). */
+export type KvType = 'f16' | 'q8_0';
+
 export interface ModelInfo {
   /** tiny | base | small | medium | large */
   type: string;
@@ -189,6 +199,8 @@ export interface ModelInfo {
   /** The DTW alignment-head preset in use, absent when DTW is off. */
   dtw?: string;
   flashAttn: boolean;
+  /** The decoder's self- and cross-attention caches (LoadOptions.kvType). */
+  kvType: KvType;
   /** Transcriptions whose decoder steps share one graph (1: unbatched). */
   batchSize: number;
   /** Windows whose encoder passes share one graph, at most (1: each encodes alone). */

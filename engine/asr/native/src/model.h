@@ -41,6 +41,7 @@ struct ModelInfo {
   std::string system;
   std::string dtw;  // preset name, empty when DTW is off
   bool flash_attn = false;
+  std::string kv_type = "f16";  // the decoder's self- and cross-attention caches: "f16" or "q8_0" (patches/0010)
   int batch_size = 1;  // > 1: decoder steps of concurrent jobs share one graph (batch/whisper-batch.h)
   int encode_batch = 1;  // > 1: encoder passes of concurrent jobs share one graph
   std::string batch_attention = "none";  // "slotted" or "per-call" when batched
