@@ -18,9 +18,11 @@
 # stages' own result files; OUT/staged.log is the whole console.
 #
 #   bash benchmarks/gpu/staged.sh --out "$OUT" [--budget 570] [--model synthetic-large-v3]
-#        [--batch-sizes 1,8,24,64,128] [--tokens 100] [--variant-batch 16] [--bundle .carry/gpu] [--work DIR] [--cpu]
+#        [--batch-sizes 1,8,24,64,128] [--tokens 100] [--variant-batch 16] [--bundle .carry/gpu] [--work DIR]
+#        [--cap-scale 1] [--cpu]
 #   --cpu  the dry run on a development machine: CPU build, synthetic-tiny, B = 1,2, variants at B = 2,
-#          the peer on the CPU; the same stages and files
+#          the peer on the CPU; the same stages and files. --cap-scale multiplies every stage's cap (a dry
+#          run on a shared 2-core machine needs more than a 16-core GPU host)
 set -uo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 out=""
@@ -30,6 +32,8 @@ batch_sizes="1,8,24,64,128"
 tokens=100
 variant_batch=16
 cpu=0
+list_hf=0
+cap_scale=1
 work="${TMPDIR:-/tmp}/gpu-bench"
 bundle="$repo/.carry/gpu"
 while [[ $# -gt 0 ]]; do
@@ -43,10 +47,27 @@ while [[ $# -gt 0 ]]; do
     --work) work="$2"; shift 2 ;;
     --bundle) bundle="$2"; shift 2 ;;
     --cpu) cpu=1; shift ;;
+    --cap-scale) cap_scale="$2"; shift 2 ;;
+    --list-hf-cache) list_hf=1; shift ;;
     *) echo "staged.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 [[ -n "$out" ]] || { echo "staged.sh: --out DIR is required" >&2; exit 2; }
+if [[ $list_hf -eq 1 ]]; then
+  # Stage 0's body: real Whisper weights in the Hugging Face cache, by path and size (nothing is read).
+  roots=()
+  for r in "${HF_HUB_CACHE:-}" "${HF_HOME:+$HF_HOME/hub}" "$HOME/.cache/huggingface/hub" /root/.cache/huggingface/hub; do
+    [[ -n "$r" && -d "$r" ]] && roots+=("$(cd "$r" && pwd -P)")
+  done
+  mapfile -t roots < <(printf '%s\n' "${roots[@]}" | awk 'NF && !seen[$0]++')
+  files=""
+  [[ ${#roots[@]} -gt 0 ]] && files="$(find -L "${roots[@]}" -ipath '*whisper*' -type f \( -name '*.safetensors' -o -name '*.bin' \
+    -o -name '*.pt' -o -name 'config.json' \) -printf '    {"path": "%p", "bytes": %s}\n' 2>/dev/null | paste -sd, -)"
+  printf '{\n  "roots": [%s],\n  "whisperFiles": [\n%s\n  ]\n}\n' \
+    "$( ((${#roots[@]})) && printf '"%s",' "${roots[@]}" | sed 's/,$//')" "$files" >"$out/hf-cache.json"
+  cat "$out/hf-cache.json"
+  exit 0
+fi
 mkdir -p "$out" "$work"
 out="$(cd "$out" && pwd)"
 if [[ $cpu -eq 1 ]]; then
@@ -62,7 +83,7 @@ log() { echo "[staged $(date +%T) +$((SECONDS - start))s] $*"; }
 
 # stage N NAME CAP CMD...: runs CMD under min(CAP, what the budget has left), then writes its JSON.
 stage() {
-  local n="$1" name="$2" cap="$3"
+  local n="$1" name="$2" cap=$(($3 * cap_scale))
   shift 3
   local left=$((budget - (SECONDS - start)))
   local limit=$((cap < left ? cap : left))
@@ -85,28 +106,12 @@ stage() {
   log "stage $n $name: exit $rc in $((SECONDS - t0))s → $(basename "$file")"
 }
 
-hf_cache() {
-  local roots=() r
-  for r in "${HF_HUB_CACHE:-}" "${HF_HOME:+$HF_HOME/hub}" "$HOME/.cache/huggingface/hub" /root/.cache/huggingface/hub; do
-    [[ -n "$r" && -d "$r" ]] && roots+=("$r")
-  done
-  {
-    echo '{"roots": ['"$(printf '"%s",' "${roots[@]}" | sed 's/,$//')"'], "whisperFiles": ['
-    if [[ ${#roots[@]} -gt 0 ]]; then
-      find -L "${roots[@]}" -ipath '*whisper*' -type f \( -name '*.safetensors' -o -name '*.bin' -o -name '*.pt' -o -name 'config.json' \) \
-        -printf '{"path": "%p", "bytes": %s},\n' 2>/dev/null | sed '$ s/,$//'
-    fi
-    echo ']}'
-  } >"$out/hf-cache.json"
-  cat "$out/hf-cache.json"
-}
-
 node_bin() { [[ -x "$work/node" ]] && echo "$work/node" || command -v node; }
 model_path="$work/models/ggml-$model.bin"
 cpu_flag=()
 [[ $cpu -eq 1 ]] && cpu_flag=(--cpu)
 
-stage 0 hf-cache 20 bash -c "$(declare -f hf_cache); out='$out'; hf_cache"
+stage 0 hf-cache 20 bash "$0" --list-hf-cache --out "$out"
 stage 1 build 240 bash "$repo/benchmarks/gpu/run.sh" --build-only --bundle "$bundle" --work "$work" --model "$model" "${cpu_flag[@]}"
 node="$(node_bin)"
 stage 2 smoke 120 "$node" "$repo/benchmarks/gpu/smoke.ts" --model "$model_path" --model-name "$model" \
