@@ -99,9 +99,9 @@ describe('record, watch and read along in Chromium', () => {
       FLASH_ATTN: 'on', // a third of the plain path's CPU on this model; the page is the subject
       DATA_DIR: join(dir, 'data'),
       DATABASE_URL: db.url,
-      // Every page here is one client address to the service, whose page files, media ranges and polls
-      // all count against one network budget (120 a minute), which these pages can spend within a
-      // minute. The limit itself is tested in api/ratelimit.test.ts.
+      // Every page here is one client address to the service, and a guest's page loads and polls count
+      // against that network's budget (120 a minute), which these pages can spend within a minute. The
+      // limits themselves are tested in api/ratelimit.test.ts and api/ratelimit-people.test.ts.
       RATE_LIMIT_MAX: '2000',
     });
     base = server.url;

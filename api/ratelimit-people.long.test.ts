@@ -40,4 +40,23 @@ describe('30 accounts behind one address', () => {
       await rm(dir, { recursive: true, force: true });
     }
   }, 300_000);
+
+  it("refuses a playback's 601st Range request in a window, and only that playback's", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ratelimit-playback-'));
+    const t = await startTestApp(testConfig({ DATA_DIR: dir }));
+    try {
+      const ip = '192.0.2.31';
+      const [a, b] = await office(t, 2, true);
+      const range = (videoId: string) =>
+        t.app.inject({ url: `/media/videos/${videoId}/media`, remoteAddress: ip, headers: { range: 'bytes=0-99' } });
+      for (let r = 0; r < 600; r++) expect((await range(a!.videoId)).statusCode).toBe(206);
+      const refused = await range(a!.videoId);
+      expect(refused.statusCode).toBe(429);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect((await range(b!.videoId)).statusCode).toBe(206);
+    } finally {
+      await t.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 300_000);
 });
