@@ -31,6 +31,14 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ FLASH_ATTN: 'yes' })).toThrow(/FLASH_ATTN must be on, off or auto/);
   });
 
+  it('KV_TYPE: unset by default (the engine uses f16), q8_0 on request, q8_0 with FLASH_ATTN=off refused', () => {
+    expect(loadConfig({}).kvType).toBeUndefined();
+    expect(loadConfig({ KV_TYPE: 'q8_0' }).kvType).toBe('q8_0');
+    expect(loadConfig({ KV_TYPE: 'f16', FLASH_ATTN: 'off' }).kvType).toBe('f16');
+    expect(() => loadConfig({ KV_TYPE: 'q4_0' })).toThrow(/KV_TYPE must be f16 or q8_0/);
+    expect(() => loadConfig({ KV_TYPE: 'q8_0', FLASH_ATTN: 'off' })).toThrow(/KV_TYPE=q8_0 needs flash attention/);
+  });
+
   it('keeps /v1 and /metrics off by default; reads tokens from a list or a file, never quoting one in an error', () => {
     const d = loadConfig({});
     expect(d.openaiCompat).toBeUndefined();

@@ -44,6 +44,8 @@ export interface Config {
   model: string;
   /** ggml's flash-attention kernels on or off; absent: the engine's default (on a GPU, off on the CPU). */
   flashAttn?: boolean;
+  /** The decoder's caches (KV_TYPE): f16, or q8_0 (needs flash attention; FLASH_ATTN=auto turns it on). */
+  kvType?: 'f16' | 'q8_0';
   authSecret: string;
   sessionTtlSec: number;
   /**
@@ -236,6 +238,11 @@ export function loadConfig(env: Env, defaults: { repoRoot?: string } = {}): Read
   const flashAttn = r.str('FLASH_ATTN') ?? 'auto';
   if (flashAttn === 'on' || flashAttn === 'off') config.flashAttn = flashAttn === 'on';
   else if (flashAttn !== 'auto') r.problems.push('FLASH_ATTN must be on, off or auto');
+  const kvType = r.str('KV_TYPE');
+  if (kvType === 'f16' || kvType === 'q8_0') config.kvType = kvType;
+  else if (kvType !== undefined) r.problems.push('KV_TYPE must be f16 or q8_0');
+  if (kvType === 'q8_0' && flashAttn === 'off')
+    r.problems.push('KV_TYPE=q8_0 needs flash attention; FLASH_ATTN=off refuses it');
   const openaiCompat = readOpenAICompat(r, maxDurationSec);
   if (openaiCompat !== undefined) config.openaiCompat = openaiCompat;
   if (r.problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${r.problems.join('\n  ')}`);

@@ -38,6 +38,7 @@ async function main(): Promise<void> {
   const transcriber = await createServiceTranscriber({
     model: config.model,
     ...(config.flashAttn === undefined ? {} : { flashAttn: config.flashAttn }),
+    ...(config.kvType === undefined ? {} : { kvType: config.kvType }),
     maxDurationSec: config.maxDurationSec,
     allowedPorts: config.sourcePorts,
     // Reserved capacity: one job more than guests may hold (api/work-lanes.ts), so paid and
