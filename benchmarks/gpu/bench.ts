@@ -28,7 +28,7 @@
  *   node benchmarks/gpu/bench.ts --bench PATH --cli PATH --model PATH --wav jfk.wav [--model-name NAME]
  *       [--runs 5] [--threads 4] [--windows 16] [--concurrency 1,2,4,8] [--batch-sizes 1,8,24,64]
  *       [--batch-windows W] [--batch-runs N] [--encode-batch auto|N] [--tokens 100] [--peer peer.json] [--batch-only] [--no-dtw]
- *       [--profile-encoder 1,16] [--profile-step 64] [--no-profile] [--cpu] [--quick]
+ *       [--profile-encoder 1,16] [--profile-step 64] [--no-profile] [--cpu] [--quick] [--kv-type f16,q8_0]
  *       [--out DIR]
  * --batch-only skips whisper-bench without flash attention, whisper-cli and the parallel states.
  * Writes benchmarks/results/gpu-<device>-<model>.json and .svg (and copies them to --out).
@@ -95,6 +95,7 @@ const { values } = parseArgs({
     'no-profile': { type: 'boolean', default: false },
     cpu: { type: 'boolean', default: false },
     quick: { type: 'boolean', default: false },
+    'kv-type': { type: 'string', default: 'f16' },
     out: { type: 'string' },
   },
 });
@@ -241,7 +242,21 @@ async function loadAsr(): Promise<Asr | undefined> {
   }
 }
 
-const LOAD = { useGpu: !CPU, flashAttn: true, dtw: false } as const;
+/**
+ * --kv-type f16,q8_0: the decoder caches' types (LoadOptions.kvType) the batched sweep runs with, each in
+ * turn; the first is the one every other section loads with. A GPU run of both says whether q8_0 caches
+ * lose tokens and what they save per window (batched rows: memory, tokenDigests).
+ */
+const KV_TYPES = (values['kv-type'] ?? 'f16').split(',').map((t) => {
+  if (t !== 'f16' && t !== 'q8_0') throw new Error(`--kv-type takes f16 and/or q8_0, got '${t}'`);
+  return t;
+});
+const LOAD: { useGpu: boolean; flashAttn: true; dtw: false; kvType: 'f16' | 'q8_0' } = {
+  useGpu: !CPU,
+  flashAttn: true,
+  dtw: false,
+  kvType: KV_TYPES[0]!,
+};
 const DECODE: TranscribeOptions = {
   language: 'en',
   threads: THREADS,
@@ -539,7 +554,13 @@ const cli = BATCH_ONLY ? undefined : await cliRuns();
 const asr = await loadAsr();
 const win = tiledWindow(readWav16k(values.wav as string));
 const parallel = asr && !BATCH_ONLY ? await parallelStates(asr, win) : undefined;
-const batched = asr && BATCH_SIZES.length ? await batchedSweep(asr, win) : [];
+const batchedByKv: Record<string, Awaited<ReturnType<typeof batchedSweep>>> = {};
+for (const kvType of asr && BATCH_SIZES.length ? KV_TYPES : []) {
+  LOAD.kvType = kvType;
+  batchedByKv[kvType] = await batchedSweep(asr!, win);
+}
+LOAD.kvType = KV_TYPES[0]!;
+const batched = batchedByKv[KV_TYPES[0]!] ?? [];
 const profiles = asr ? await opProfiles(asr, win) : [];
 const peer = readPeer(values.peer);
 if (BATCH_SIZES.length && !peer.ok) notes.push(`transformers peer: ${peer.error ?? 'failed'}`);
@@ -624,7 +645,10 @@ const path = writeResult(name, {
           'singleSegment, greedy, no fallback, flash attention); free = the tokens the model decodes on its own, ' +
           `capped = exactly ${TOKENS} tokens (the exactTokens seam); s/h = wall / W × 120; tokens = every sampled token (rawTokens)`,
         tokensPerWindowTarget: TOKENS,
+        kvType: KV_TYPES[0],
         rows: batched,
+        // --kv-type sweep: the same sweep with each other cache type (compare memory and tokenDigests)
+        ...(KV_TYPES.length > 1 ? { byKvType: batchedByKv } : {}),
       }
     : null,
   transformersPeer: BATCH_SIZES.length ? peer : null,
