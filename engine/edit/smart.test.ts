@@ -11,22 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ffmpeg } from '../../test-support/ffmpeg.ts';
 import { analysePackets, probeVideoStream } from './keyframes.ts';
 import { keepFromRemove, type TimeRange } from './ranges.ts';
 import { renderEdit } from './render.ts';
 import { encoderOptions, planSegments, x264Args } from './smart.ts';
-import {
-  beepOnsets,
-  FPS,
-  H,
-  isMarkerFrame,
-  makeCounterVideo,
-  RATE,
-  readAudio,
-  readFrames,
-  W,
-} from './testing/media.ts';
+import { beepOnsets, FPS, isMarkerFrame, makeCounterMedia, readAudio, readFrames } from './testing/media.ts';
 
 const execFileP = promisify(execFile);
 
@@ -141,11 +130,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const COUNTER = `color=c=black:s=${W}x${H}:r=${FPS}:d=4,format=yuv420p,geq=lum='if(lt(Y,${H / 2}),if(mod(floor(N/pow(2,floor(X/16))),2),235,16),if(eq(mod(N,10),5),235,16))':cb=128:cr=128`;
-const TONES = `aevalsrc=exprs='0.4*sin(2*PI*(400+100*floor(t))*t)+0.4*eq(mod(floor(t*${FPS}+1e-6),10),5)*sin(2*PI*3000*t)':s=${RATE}:d=4`;
 /** The counter video and tones (testing/media.ts) of 4 s, encoded as `args` say. */
-const make = (path: string, ...args: string[]) =>
-  ffmpeg('-f', 'lavfi', '-i', COUNTER, '-f', 'lavfi', '-i', TONES, ...args, '-shortest', path);
+const make = (path: string, ...args: string[]) => makeCounterMedia(path, 4, ...args);
 
 const keep: TimeRange[] = keepFromRemove(4, [
   { start: 0.5, end: 1.1 },
@@ -189,7 +175,8 @@ async function expectExact(path: string, k: TimeRange[]): Promise<void> {
 /** Decodes every frame and stops at the first error (-xerror): one stream the decoder takes whole. */
 const decodesCleanly = (path: string) => execFileP('ffmpeg', ['-v', 'error', '-xerror', '-i', path, '-f', 'null', '-']);
 
-describe('renderEdit, smart', () => {
+// Real media, several ffmpeg runs each: room for a loaded machine.
+describe('renderEdit, smart', { timeout: 180_000 }, () => {
   it('x264 with B-frames: one set of parameter sets, decoded whole, every frame where the plan puts it', async () => {
     const input = join(dir, 'bframes.mp4');
     // x264's own defaults as a recorder would use them: B-frames, pyramid, weighted prediction.
@@ -206,78 +193,64 @@ describe('renderEdit, smart', () => {
     expect(src.hasBFrames).toBeGreaterThan(0);
   });
 
-  it('VP8 and VP9 in WebM stay VP8 and VP9 in WebM, with Opus', async () => {
-    for (const codec of ['libvpx', 'libvpx-vp9']) {
-      const input = join(dir, `${codec}.webm`);
-      // biome-ignore format: flag/value pairs read best one pair per line
-      await make(input, '-c:v', codec, '-deadline', 'realtime', '-cpu-used', '8', '-b:v', '400k', '-g', '10', '-c:a', 'libopus');
-      const out = join(dir, `${codec}-cut.webm`);
-      const r = await renderEdit({ input, output: out, keep });
-      expect(r, codec).toMatchObject({
-        method: 'smart',
-        container: 'webm',
-        extension: 'webm',
-        contentType: 'video/webm',
-        audioCodec: 'opus',
-      });
-      await expectExact(out, r.keep);
-      await decodesCleanly(out);
-      expect(await probe(out)).toMatchObject({
-        'format.format_name': 'matroska,webm',
-        'streams.stream.0.codec_name': codec === 'libvpx' ? 'vp8' : 'vp9',
-        'streams.stream.1.codec_name': 'opus',
-      });
-    }
+  it.each(['libvpx', 'libvpx-vp9'])('%s in WebM stays so, with Opus', async (codec) => {
+    const input = join(dir, `${codec}.webm`);
+    // biome-ignore format: flag/value pairs read best one pair per line
+    await make(input, '-c:v', codec, '-deadline', 'realtime', '-cpu-used', '8', '-b:v', '400k', '-g', '10', '-c:a', 'libopus');
+    const out = join(dir, `${codec}-cut.webm`);
+    const r = await renderEdit({ input, output: out, keep });
+    expect(r).toMatchObject({
+      method: 'smart',
+      container: 'webm',
+      extension: 'webm',
+      contentType: 'video/webm',
+      audioCodec: 'opus',
+    });
+    await expectExact(out, r.keep);
+    await decodesCleanly(out);
+    expect(await probe(out)).toMatchObject({
+      'format.format_name': 'matroska,webm',
+      'streams.stream.0.codec_name': codec === 'libvpx' ? 'vp8' : 'vp9',
+      'streams.stream.1.codec_name': 'opus',
+    });
   });
 
-  it('falls back to the full render, saying why, where smart render does not apply', async () => {
-    const cases: Array<{ name: string; args: string[]; reason: RegExp }> = [
-      {
-        // A recorder's variable frame rate (MediaRecorder's WebM): every seventh frame dropped, a gap in time.
-        name: 'vfr.webm',
-        // biome-ignore format: flag/value pairs read best one pair per line
-        args: ['-vf', "select='not(eq(mod(n\\,7)\\,3))'", '-fps_mode', 'passthrough', '-c:v', 'libvpx', '-deadline', 'realtime', '-cpu-used', '8', '-g', '10', '-c:a', 'libopus'],
-        reason: /^variable frame rate/,
-      },
-      {
-        // H.264 from another encoder: x264's settings record removed (SEI NAL units), nothing to match.
-        name: 'no-sei.mp4',
-        args: [
-          '-c:v',
-          'libx264',
-          '-preset',
-          'ultrafast',
-          '-g',
-          '10',
-          '-bsf:v',
-          'filter_units=remove_types=6',
-          '-c:a',
-          'aac',
-        ],
-        reason: /not written by x264/,
-      },
-      {
-        // Parameter sets x264's recorded settings do not reproduce: the re-encoded piece's differ.
-        name: 'sps-id.mp4',
-        args: ['-c:v', 'libx264', '-preset', 'ultrafast', '-g', '10', '-x264-params', 'sps-id=3', '-c:a', 'aac'],
-        reason: /parameter sets \(SPS\/PPS\) differ/,
-      },
-      {
-        name: 'hevc.mp4',
-        args: ['-c:v', 'libx265', '-preset', 'ultrafast', '-x265-params', 'log-level=error:keyint=10', '-c:a', 'aac'],
-        reason: /HEVC/,
-      },
-    ];
-    for (const c of cases) {
-      const input = join(dir, c.name);
-      await make(input, ...c.args);
-      const out = join(dir, `fallback-${c.name}.mp4`);
-      const r = await renderEdit({ input, output: out, keep });
-      expect(r.method, c.name).toBe('full');
-      expect(r.reason, c.name).toMatch(c.reason);
-      // Today's output: H.264 in MP4, frame-exact.
-      expect(r.container).toBe('mp4');
-      if (c.name !== 'vfr.webm') await expectExact(out, r.keep);
-    }
+  // Where smart render does not apply: the full render, and the reason in the result.
+  it.each([
+    {
+      // A recorder's variable frame rate (MediaRecorder's WebM): every seventh frame dropped, a gap in time.
+      name: 'vfr.webm',
+      // biome-ignore format: flag/value pairs read best one pair per line
+      args: ['-vf', "select='not(eq(mod(n\\,7)\\,3))'", '-fps_mode', 'passthrough', '-c:v', 'libvpx', '-deadline', 'realtime', '-cpu-used', '8', '-g', '10', '-c:a', 'libopus'],
+      reason: /^variable frame rate/,
+    },
+    {
+      // H.264 from another encoder: x264's settings record removed (SEI NAL units), nothing to match.
+      name: 'no-sei.mp4',
+      // biome-ignore format: flag/value pairs read best one pair per line
+      args: ['-c:v', 'libx264', '-preset', 'ultrafast', '-g', '10', '-bsf:v', 'filter_units=remove_types=6', '-c:a', 'aac'],
+      reason: /not written by x264/,
+    },
+    {
+      // Parameter sets that x264's recorded settings do not reproduce: found on the first re-encoded piece.
+      name: 'sps-id.mp4',
+      args: ['-c:v', 'libx264', '-preset', 'ultrafast', '-g', '10', '-x264-params', 'sps-id=3', '-c:a', 'aac'],
+      reason: /parameter sets \(SPS\/PPS\) differ/,
+    },
+    {
+      name: 'hevc.mp4',
+      args: ['-c:v', 'libx265', '-preset', 'ultrafast', '-x265-params', 'log-level=error:keyint=10', '-c:a', 'aac'],
+      reason: /HEVC/,
+    },
+  ])('falls back the full way: $name', async ({ name, args, reason }) => {
+    const input = join(dir, name);
+    await make(input, ...args);
+    const out = join(dir, `fallback-${name}.mp4`);
+    const r = await renderEdit({ input, output: out, keep });
+    expect(r.method).toBe('full');
+    expect(r.reason).toMatch(reason);
+    expect(r.container).toBe('mp4');
+    // A smart attempt given up half way leaves the full render as good as ever.
+    if (name === 'sps-id.mp4') await expectExact(out, r.keep);
   });
 });

@@ -48,6 +48,11 @@ export async function makeCounterVideo(
   );
 }
 
+/** Counter video and tone track, encoded as `args` say (codec, GOP, container), e.g. VP9 in WebM. */
+export async function makeCounterMedia(path: string, seconds: number, ...args: string[]): Promise<void> {
+  await ffmpeg('-f', 'lavfi', '-i', VIDEO(seconds), '-f', 'lavfi', '-i', AUDIO(seconds), ...args, '-shortest', path);
+}
+
 /** The tone track alone, encoded as `args` say (codec, container), e.g. ['-c:a', 'libopus', 'x.ogg']. */
 export async function makeToneAudio(seconds: number, ...args: string[]): Promise<void> {
   await ffmpeg('-f', 'lavfi', '-i', AUDIO(seconds), ...args);
