@@ -59,6 +59,9 @@ const inPage = <T>(page: Page, expr: string) => page.evaluate(expr) as Promise<T
 const texts = (page: Page, sel: string) =>
   inPage<string[]>(page, `[...document.querySelectorAll(${JSON.stringify(sel)})].map((e) => e.textContent)`);
 const word = (i: number) => `#transcript .w[data-i="${i}"]`;
+/** A proposal shown, done loading: something to keep, or only to close. */
+const proposed = (page: Page) =>
+  page.waitForSelector('#edit-proposal:not([hidden]) :is(#edit-keep, #edit-close):not([hidden])');
 /** Rows of the visible items of a flex box (`display: contents` looked through): items side by side overlap. */
 const rowsOf = (page: Page, sel: string) =>
   inPage<number>(
@@ -255,7 +258,7 @@ describe('editing in the page: select, draft, proposals, phone, projects', () =>
 
     // The pauses proposal, in words people read, counted in the summary before it is kept.
     await page.click('#edit-pauses');
-    await page.waitForSelector('#edit-proposal:not([hidden])');
+    await proposed(page);
     expect(await texts(page, '#edit-proposal-text')).toEqual(['1 pause over 0.8 s to shorten to 0.3 s.']);
     expect(await texts(page, '#transcript .gap.proposed')).toEqual([' 1.1 s → 0.3 s']);
     expect(await texts(page, '#edit-summary')).toEqual(['2 cuts (1 proposed) · 0:06.0 → 0:02.1']);
@@ -267,13 +270,14 @@ describe('editing in the page: select, draft, proposals, phone, projects', () =>
     // One Undo on the page.
     expect((await texts(page, 'button')).filter((x) => /undo/i.test(x ?? ''))).toHaveLength(1);
     await page.click('#edit-fillers');
-    await page.waitForSelector('#edit-proposal:not([hidden])');
+    await proposed(page);
     expect(await texts(page, '#edit-proposal-text')).toEqual(['1 filler word to remove.']);
     expect(await texts(page, '#transcript .w.proposed')).toEqual(['um']);
     await page.click('#edit-discard');
     expect(await inPage(page, `document.getElementById('edit-proposal').hidden`)).toBe(true);
     // Asked again, nothing is left to propose: nothing to keep.
     await page.click('#edit-pauses');
+    await proposed(page);
     expect(await texts(page, '#edit-proposal-text')).toEqual(['No pauses over 0.8 s.']);
     expect(await inPage(page, `document.getElementById('edit-keep').hidden`)).toBe(true);
     await page.click('#edit-close');

@@ -356,7 +356,7 @@ function paintProposal() {
   // Nothing proposed: nothing to keep or discard, only to close.
   $('edit-keep').hidden = n === 0;
   $('edit-discard').hidden = n === 0;
-  $('edit-close').hidden = n > 0;
+  $('edit-close').hidden = n > 0 || p.loading === true;
 }
 
 const snapshot = () => ({ struck: new Set(ed.struck), pauses: new Map(ed.pauses) });
@@ -427,6 +427,11 @@ async function propose(kind) {
   const words = new Set();
   const pauses = new Map();
   let note = '';
+  // The first ask analyses the audio (about a second a minute): say so meanwhile.
+  ed.proposal = { kind, words, pauses, note: kind === 'pauses' ? 'Finding pauses…' : 'Finding filler words…' };
+  ed.proposal.loading = true;
+  const pending = ed.proposal;
+  paint();
   try {
     const s = await suggestions();
     if (kind === 'fillers') {
@@ -446,6 +451,8 @@ async function propose(kind) {
   } catch (err) {
     note = `Suggestions are not available: ${err.message}`;
   }
+  // Closed or asked for again meanwhile: that wins.
+  if (ed.proposal !== pending) return;
   ed.proposal = { kind, words, pauses, note };
   paint();
 }
