@@ -12,6 +12,7 @@ import { cleanText, renderSrt, renderVtt } from '../../engine/captions/index.ts'
 import type { Transcript } from '../../engine/types.ts';
 import { ApiError } from '../errors.ts';
 import type { Captions, CaptionTranscript, Storage } from '../storage/types.ts';
+import { cutText } from '../text.ts';
 import { cueWords, parseTranscriptJson } from './caption-import.ts';
 
 /** What a caller may send: captions, or a transcript as JSON (`transcribe --format json`, OpenAI verbose_json). */
@@ -51,7 +52,8 @@ function srtToVtt(srt: string): string {
     if (/^\d+$/.test(lines[0]?.trim() ?? '')) lines.shift();
     const timing = lines.shift() ?? '';
     const m = /^(\d+:\d\d:\d\d),(\d{3}) --> (\d+:\d\d:\d\d),(\d{3})$/.exec(timing.trim());
-    if (!m) throw invalid(`SRT block without a valid timing line: ${JSON.stringify(timing.slice(0, 80))}`);
+    if (!m)
+      throw invalid(`SRT block without a valid timing line: ${JSON.stringify(cutText(timing.toWellFormed(), 80))}`);
     // SRT has no escaping; in WebVTT a bare `&` or an arrow in the text would break the cue.
     const text = lines.map((l) => l.replace(/&(?![a-z]+;|#\d+;|#x[0-9a-f]+;)/gi, '&amp;').replace(/-->/g, '--&gt;'));
     out.push(`${m[1]}.${m[2]} --> ${m[3]}.${m[4]}`, ...text, '');

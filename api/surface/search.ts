@@ -73,6 +73,10 @@ export function snippet(body: string, query: string, width = 200): string {
     .map((t) => lower.indexOf(t))
     .filter((i) => i >= 0)
     .sort((a, b) => a - b)[0];
-  const start = Math.max(0, (hit ?? 0) - width / 4);
-  return (start > 0 ? '…' : '') + flat.slice(start, start + width) + (start + width < flat.length ? '…' : '');
+  // Whole code points: a cut never leaves half of a surrogate pair in the snippet.
+  const chars = [...flat];
+  const start = Math.max(0, [...flat.slice(0, hit ?? 0)].length - width / 4);
+  return (
+    (start > 0 ? '…' : '') + chars.slice(start, start + width).join('') + (start + width < chars.length ? '…' : '')
+  );
 }
