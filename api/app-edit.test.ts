@@ -245,6 +245,7 @@ describe('editing in the page: select, draft, proposals, phone, projects', () =>
     await page.keyboard.up('Shift');
     expect(await texts(page, '#transcript .w.sel')).toEqual(['um', 'ten']);
     expect(await inPage(page, `document.activeElement.matches('.w:focus-visible')`)).toBe(true);
+    expect(await inPage(page, `document.getElementById('edit-keys').offsetParent !== null`)).toBe(true);
     await page.keyboard.press('Escape');
     expect(await texts(page, '#transcript .w.sel')).toEqual([]);
     // Shift+click extends from the word pressed first.
@@ -410,6 +411,11 @@ describe('editing in the page: select, draft, proposals, phone, projects', () =>
     );
     await page.tap('#edit-toggle');
     expect(await rowsOf(page, '#edit-bar')).toBeLessThanOrEqual(2);
+    expect(await inPage(page, `[...document.querySelectorAll('.keys')].map((k) => k.offsetParent)`)).toEqual([
+      null,
+      null,
+      null,
+    ]);
     expect(await inPage(page, 'document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
 
     await page.tap(word(3));

@@ -93,6 +93,15 @@ function toolbar() {
   const search = $('search-form').closest('search') ?? $('transcript');
   search.before(bar, proposal);
   $('transcript').after(cuts);
+  // The keys of the edit mode, beside the transcript's own (hidden on touch screens, as theirs are).
+  const keys = document.createElement('p');
+  keys.id = 'edit-keys';
+  keys.className = 'keys';
+  keys.hidden = true;
+  keys.innerHTML =
+    'Editing: drag or <kbd>Shift</kbd>+<kbd>←</kbd>/<kbd>→</kbd> select · <kbd>Delete</kbd> strike · ' +
+    '<kbd>Ctrl</kbd>+<kbd>Z</kbd> undo · <kbd>Esc</kbd> clear';
+  ($('transcript-keys') ?? cuts).after(keys);
 }
 
 function collectWords() {
@@ -519,6 +528,7 @@ function setMode(on) {
   $('edit-toggle').setAttribute('aria-pressed', String(on));
   $('edit-toggle').innerHTML = on ? 'Done<span class="wide"> editing</span>' : 'Edit';
   $('edit-tools').hidden = !on;
+  $('edit-keys').hidden = !on;
   $('transcript').classList.toggle('editing', on);
   $('transcript').setAttribute('aria-multiselectable', String(on));
   document.body.dataset.editMode = String(on);
