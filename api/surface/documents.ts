@@ -233,7 +233,7 @@ function authMd(c: Context): Doc {
       `- Cookie-authenticated requests that change state send a CSRF token from [${'`GET /api/auth/csrf`'}](${auth.csrf.tokenUrl}) as the \`${auth.csrf.header}\` header.`,
       '- `401 UNAUTHENTICATED`: no valid session (missing, expired or revoked). `403`: a valid session that may not use the resource, or a bad CSRF token.',
       "- Failed sign-ins lock an account for strangers only, with a doubling, capped wait (`429` with `Retry-After`; a refused attempt does not lengthen it). A browser that signed in before holds an `auth.device` cookie, and a network the account signed in from before has a budget of its own: nobody else's guesses lock the owner out there. There is no global sign-in budget. The limits are listed in the service's api/README.md.",
-      '- A new password has at least 15 characters and is refused (`400 PASSWORD_TOO_WEAK`, `details.reason`) when common, repetitive, built from the email or the name, or guessable within 10^10 tries (zxcvbn score below 4).',
+      "- A new password has at least 15 characters and is refused (`400 PASSWORD_TOO_WEAK`, `details.reason`) when common, repetitive, built from the email or the name, a well-known phrase, on the operator's blocklist, or guessable within 10^10 tries (zxcvbn score below 4); where the operator turned the breach check on, also (`400 PASSWORD_BREACHED`, `details.count`) when the Pwned Passwords corpus has it.",
       '',
       ...narrowCredentials(routes),
       '## Routes that need a session',
