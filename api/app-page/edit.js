@@ -305,6 +305,8 @@ function paint() {
     w.el.classList.toggle('proposed', proposed.has(i));
     const selected = ed.on && sel !== null && i >= sel[0] && i <= sel[1];
     w.el.classList.toggle('sel', selected);
+    // The space to the next selected word is selected too, as a document's selection looks.
+    w.el.classList.toggle('sel-join', selected && i < sel[1] && w.el.nextElementSibling === ed.words[i + 1]?.el);
     if (ed.on) w.el.setAttribute('aria-selected', String(selected));
     else w.el.removeAttribute('aria-selected');
   }

@@ -156,7 +156,14 @@ function paintRange() {
           ok ? ` · ${clockTenths(st.out - st.in)}` : ''
         }`;
   const wordsIn = (w) => st.in !== null && st.out !== null && w.start >= st.in - 1e-3 && w.end <= st.out + 1e-3;
-  for (const w of st.words) w.el.classList.toggle('sel', wordsIn(w));
+  for (const [i, w] of st.words.entries()) {
+    const next = st.words[i + 1];
+    w.el.classList.toggle('sel', wordsIn(w));
+    w.el.classList.toggle(
+      'sel-join',
+      wordsIn(w) && next !== undefined && wordsIn(next) && w.el.nextElementSibling === next.el,
+    );
+  }
 }
 
 async function chooseSource(id) {
