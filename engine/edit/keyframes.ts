@@ -36,6 +36,8 @@ export interface VideoStreamInfo {
   encoderInfo?: string;
   /** The container's start time, seconds. */
   startTime: number;
+  /** Degrees a player turns the picture (a phone's display matrix); 0 when none. */
+  rotation: number;
 }
 
 /** Every video packet, in decode (file) order: pts and dts in time-base units, keyframe flags. */
@@ -99,7 +101,7 @@ export async function probeVideoStream(path: string, opts: ProbeOptions = {}): P
       '-read_intervals',
       '%+#1',
       '-show_entries',
-      'stream=codec_name,profile,pix_fmt,width,height,level,time_base,has_b_frames,field_order,extradata:packet=pts,flags,data:format=start_time',
+      'stream=codec_name,profile,pix_fmt,width,height,level,time_base,has_b_frames,field_order,extradata:stream_side_data=rotation:packet=pts,flags,data:format=start_time',
       '-show_data',
       '-of',
       'json',
@@ -109,7 +111,7 @@ export async function probeVideoStream(path: string, opts: ProbeOptions = {}): P
   );
   if (code !== 0) throw new EngineError('DECODE_FAILED', `ffprobe could not read the video stream (exit ${code}).`);
   const parsed = JSON.parse(stdout) as {
-    streams?: Array<Record<string, string | number | undefined>>;
+    streams?: Array<Record<string, string | number | undefined> & { side_data_list?: Array<{ rotation?: number }> }>;
     packets?: Array<{ data?: string }>;
     format?: { start_time?: string };
   };
@@ -131,6 +133,7 @@ export async function probeVideoStream(path: string, opts: ProbeOptions = {}): P
     extradata: extradata && extradata.length > 0 ? extradata : undefined,
     encoderInfo: first ? encoderInfoIn(parseHexDump(first)) : undefined,
     startTime: Number(parsed.format?.start_time) || 0,
+    rotation: Number(s.side_data_list?.find((d) => d.rotation !== undefined)?.rotation) || 0,
   };
 }
 

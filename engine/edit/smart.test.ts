@@ -6,11 +6,12 @@
  * inputs it must not smart-render, each with its reason and a correct full render.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ffmpeg } from '../../test-support/ffmpeg.ts';
 import { analysePackets, probeVideoStream } from './keyframes.ts';
 import { keepFromRemove, type TimeRange } from './ranges.ts';
 import { renderEdit } from './render.ts';
@@ -101,7 +102,7 @@ describe('x264Args', () => {
       'x264 - core 164 - H.264/MPEG-4 AVC codec - options: cabac=1 ref=3 8x8dct=1 cqm=0 chroma_qp_offset=-2 interlaced=0 ' +
       'constrained_intra=0 bframes=3 b_pyramid=2 direct=1 weightb=1 open_gop=0 weightp=2 keyint=250 keyint_min=25 intra_refresh=0 rc=crf crf=21.0';
     expect(encoderOptions(info).get('keyint')).toBe('250');
-    const v = { codec: 'h264', profile: 'High', pixFmt: 'yuv420p', level: 31, encoderInfo: info };
+    const v = { codec: 'h264', profile: 'High', pixFmt: 'yuv420p', level: 31, encoderInfo: info, rotation: 0 };
     const args = x264Args({
       ...v,
       width: 1280,
@@ -216,7 +217,8 @@ describe('renderEdit, smart', { timeout: 180_000 }, () => {
   });
 
   // Where smart render does not apply: the full render, and the reason in the result.
-  it.each([
+  type FallbackCase = { name: string; args: string[]; reason: RegExp; rotate?: boolean };
+  it.each<FallbackCase>([
     {
       // A recorder's variable frame rate (MediaRecorder's WebM): every seventh frame dropped, a gap in time.
       name: 'vfr.webm',
@@ -238,13 +240,25 @@ describe('renderEdit, smart', { timeout: 180_000 }, () => {
       reason: /parameter sets \(SPS\/PPS\) differ/,
     },
     {
+      // A phone's portrait recording: the picture stored turned, a display matrix to turn it back.
+      name: 'rotated.mp4',
+      args: ['-c:v', 'libx264', '-preset', 'ultrafast', '-g', '10', '-c:a', 'aac'],
+      reason: /rotated/,
+      rotate: true,
+    },
+    {
       name: 'hevc.mp4',
       args: ['-c:v', 'libx265', '-preset', 'ultrafast', '-x265-params', 'log-level=error:keyint=10', '-c:a', 'aac'],
       reason: /HEVC/,
     },
-  ])('falls back the full way: $name', async ({ name, args, reason }) => {
+  ])('falls back the full way: $name', async ({ name, args, reason, rotate }: FallbackCase) => {
     const input = join(dir, name);
     await make(input, ...args);
+    if (rotate) {
+      // The display matrix is a container's: set on a stream copy.
+      await ffmpeg('-i', input, '-c', 'copy', '-metadata:s:v:0', 'rotate=90', `${input}.mp4`);
+      await rename(`${input}.mp4`, input);
+    }
     const out = join(dir, `fallback-${name}.mp4`);
     const r = await renderEdit({ input, output: out, keep });
     expect(r.method).toBe('full');

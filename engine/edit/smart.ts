@@ -303,6 +303,8 @@ async function eligibility(
   const box = containerFor(input.formatName, v.codec);
   if (typeof box === 'string') return box;
   if (v.fieldOrder && v.fieldOrder !== 'progressive' && v.fieldOrder !== 'unknown') return 'interlaced video';
+  // A re-encoded piece would be decoded turned, and the joined file would keep one piece's display matrix.
+  if (v.rotation % 360 !== 0) return `a rotated video (display matrix, ${v.rotation}°)`;
   if (input.audio && box.muxer === 'webm' && !['opus', 'vorbis'].includes(input.audio.codec)) {
     return `${input.audio.codec} audio in WebM`;
   }
