@@ -6,15 +6,16 @@
  */
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../test-support/fixtures.ts';
-import { freePort, TestServiceError, useRedis } from '../test-support/test-services.ts';
+import { freePort, spawnRedisServer, TestServiceError, useRedis } from '../test-support/test-services.ts';
 
 describe("the test run's Redis", () => {
+  let server: ReturnType<typeof spawnRedisServer> | undefined;
   let child: ChildProcess;
   let url: string;
   let dir: string;
@@ -23,11 +24,17 @@ describe("the test run's Redis", () => {
     dir = mkdtempSync(join(tmpdir(), 'evicting-redis-'));
     const port = await freePort();
     url = `redis://127.0.0.1:${port}`;
-    child = spawn(
-      'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir, '--maxmemory-policy', 'allkeys-lru'],
-      { stdio: 'ignore' },
-    );
+    server = spawnRedisServer(dir, [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--maxmemory-policy',
+      'allkeys-lru',
+    ]);
+    child = server.child;
     await new Promise<void>((resolve, reject) => {
       child.once('spawn', resolve);
       child.once('error', reject);
@@ -38,9 +45,8 @@ describe("the test run's Redis", () => {
       await new Promise((r) => setTimeout(r, 50));
     }
   });
-  afterAll(() => {
-    child?.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
+  afterAll(async () => {
+    await server?.stop();
   });
 
   it('refuses a configured Redis that evicts keys, saying how to fix it', async () => {

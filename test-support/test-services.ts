@@ -259,6 +259,23 @@ async function requireNoEviction(url: string): Promise<void> {
   }
 }
 
+/**
+ * A redis-server of a test's own (`args`: its options; it keeps its data in `dir`), watched like the
+ * run's throwaway one: when this process ends, however it ends, the server stops and `dir` is
+ * deleted. `stop()` does both now. `child` is the watchdog: it exits when the server does (127: not
+ * installed).
+ */
+export function spawnRedisServer(dir: string, args: string[]): { child: ChildProcess; stop(): Promise<void> } {
+  const guard = watchdog(REDIS_WATCHDOG, [dir, '--dir', dir, ...args]);
+  return {
+    child: guard.child,
+    async stop() {
+      await guard.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 export async function useRedis(configured: string): Promise<RunningService> {
   if (await redisAnswers(configured)) {
     await requireNoEviction(configured);
@@ -268,20 +285,15 @@ export async function useRedis(configured: string): Promise<RunningService> {
   const port = await freePort();
   // noeviction is BullMQ's requirement, set here whatever a system config file says; nothing is
   // written to disk.
-  const guard = watchdog(REDIS_WATCHDOG, [
-    dir,
-    ...['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+  const server = spawnRedisServer(dir, [
+    ...['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
     ...['--maxmemory-policy', 'noeviction'],
   ]);
-  const child = guard.child;
+  const { child, stop } = server;
   const spawned = new Promise<void>((resolve, reject) => {
     child.once('spawn', resolve);
     child.once('error', reject);
   });
-  const stop = async () => {
-    await guard.stop();
-    rmSync(dir, { recursive: true, force: true });
-  };
   try {
     await spawned;
     const url = `redis://127.0.0.1:${port}`;

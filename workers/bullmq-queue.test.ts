@@ -3,9 +3,12 @@
  * second redis-server started with an evicting policy (the shared one on :6379 must not be
  * reconfigured under other people's tests), and the state a job leaves in Redis.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { spawnRedisServer } from '../test-support/test-services.ts';
 import { createBullmqQueue, readEvictionPolicy } from './bullmq-queue.ts';
 import { QueueError } from './errors.ts';
 import { assertRedisReachable, createTestBullmqQueue, freshQueueName, REDIS_URL } from './testing/redis.ts';
@@ -23,46 +26,35 @@ async function freePort(): Promise<number> {
 }
 
 describe('Redis eviction policy', () => {
-  let evicting: ChildProcess | undefined;
+  let evicting: ReturnType<typeof spawnRedisServer> | undefined;
   let url = '';
 
   beforeAll(async () => {
     const port = await freePort();
     url = `redis://127.0.0.1:${port}`;
-    evicting = spawn(
-      'redis-server',
-      [
-        '--port',
-        String(port),
-        '--bind',
-        '127.0.0.1',
-        '--save',
-        '',
-        '--appendonly',
-        'no',
-        '--maxmemory-policy',
-        'allkeys-lru',
-      ],
-      { stdio: 'ignore' },
-    );
+    // Watched (test-support/test-services.ts): it goes with this process however the file ends.
+    evicting = spawnRedisServer(mkdtempSync(join(tmpdir(), 'evicting-redis-')), [
+      ...['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      ...['--maxmemory-policy', 'allkeys-lru'],
+    ]);
     await new Promise<void>((resolve, reject) => {
-      evicting!.once('error', (err) => reject(new Error(`redis-server is needed for this test: ${err.message}`)));
-      evicting!.once('spawn', () => resolve());
+      evicting!.child.once('error', (err) => reject(new Error(`redis-server is needed for this test: ${err.message}`)));
+      evicting!.child.once('spawn', () => resolve());
     });
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 20_000;
     for (;;) {
       try {
         await assertRedisReachable(url);
         break;
       } catch (err) {
-        if (Date.now() > deadline) throw err;
+        if (Date.now() > deadline || evicting.child.exitCode !== null) throw err;
         await new Promise((r) => setTimeout(r, 100));
       }
     }
   });
 
-  afterAll(() => {
-    evicting?.kill('SIGTERM');
+  afterAll(async () => {
+    await evicting?.stop();
   });
 
   it('refuses a Redis that may evict keys, with QUEUE_MISCONFIGURED', async () => {
