@@ -10,8 +10,8 @@
  *   preview skips what is struck; "Save as new video" sends the kept cuts (not a pending proposal),
  *   renders, opens the new video (the expected duration), and the draft then says rendered.
  * - 375 px with touch: the header on one line, no keyboard hints, the toolbar in two rows; tap a
- *   word then another selects the eight between; Strike; the player stays in view while the words
- *   scroll; reload: the draft is back.
+ *   word then another selects the eight between; Strike; the player stays at the top and the
+ *   toolbar at the bottom while the words scroll; reload: the draft is back. The selection's start handle, dragged by a finger, moves it.
  * - a project from the library: two clips, one by selecting words and one from the player's
  *   position, reordered by keyboard and by drag, exported with progress, opened: it plays with
  *   the two clips' length, their words in the new order.
@@ -421,6 +421,26 @@ describe('editing in the page: select, draft, proposals, phone, projects', () =>
     await page.tap(word(3));
     await page.tap(word(10));
     expect(await texts(page, '#transcript .w.sel')).toEqual(LONG.slice(3, 11).map((w) => w.text));
+    // The handle at the start, dragged by a finger to w5 and back to w3 (the finger just under the word).
+    const dragHandle = async (to: number) => {
+      const from = await center(page, '#transcript .sel-handle-start');
+      const target = await center(page, word(to));
+      await page.touchscreen.touchStart(from.x, from.y);
+      // In steps, and still at the end, as a finger is: a fast release would be a fling, which the
+      // browser stops with the next tap instead of clicking.
+      for (let k = 1; k <= 5; k++) {
+        await page.touchscreen.touchMove(
+          from.x + ((target.x - from.x) * k) / 5,
+          from.y + ((target.y + 16 - from.y) * k) / 5,
+        );
+      }
+      for (let k = 0; k < 3; k++) await page.touchscreen.touchMove(target.x, target.y + 16);
+      await page.touchscreen.touchEnd();
+    };
+    await dragHandle(5);
+    expect(await texts(page, '#transcript .w.sel')).toEqual(LONG.slice(5, 11).map((w) => w.text));
+    await dragHandle(3);
+    expect(await texts(page, '#transcript .w.sel')).toEqual(LONG.slice(3, 11).map((w) => w.text));
     expect(await inPage(page, 'getSelection().toString()')).toBe('');
     await page.screenshot({ path: join(OUTPUT, 'edit-select-375.png') });
     await page.tap('#edit-strike');
@@ -434,6 +454,8 @@ describe('editing in the page: select, draft, proposals, phone, projects', () =>
     );
     expect(top.scrolled).toBeGreaterThan(100);
     expect(Math.abs(top.top)).toBeLessThan(2);
+    // The toolbar too: at the bottom of the screen.
+    expect(await inPage(page, `document.getElementById('edit-bar').getBoundingClientRect().bottom`)).toBe(667);
     await page.waitForSelector('body[data-draft="saved"]');
     await page.screenshot({ path: join(OUTPUT, 'edit-sticky-375.png') });
 

@@ -334,6 +334,8 @@ function paint() {
   paintProposal();
   paintState();
   paintCuts();
+  // Chips added or gone move the words: the touch handles follow them.
+  ed.sel?.placeHandles();
 }
 
 /** The last word that starts before `t`: the one a pause at `t` follows. */
