@@ -265,7 +265,8 @@ export async function renderEdit(opts: RenderEditOptions): Promise<RenderEditRes
   try {
     const how = await smartRender({
       ...{ inputs: sources.length, enabled: opts.smart !== false, source: sources[0]!.path, input, plan, fadeSamples },
-      ...{ output: partial, work, signal: opts.signal, timeoutMs: s.timeoutMs, onProgress: opts.onProgress },
+      ...{ output: partial, name: opts.output, work, signal: opts.signal, timeoutMs: s.timeoutMs },
+      onProgress: opts.onProgress,
       ...{ ffmpegPath: opts.ffmpegPath, ffprobePath: opts.ffprobePath, threads: s.limits.encodeThreads },
       ...{ inputArgs: inputLimitArgs(s.limits), outputArgs: outputLimitArgs(s.limits), video: opts.video },
       run: (command, args, o) => runFfmpeg(command, args, { ...o, limits: s.limits }),

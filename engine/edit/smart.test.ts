@@ -214,6 +214,11 @@ describe('renderEdit, smart', { timeout: 180_000 }, () => {
       'streams.stream.0.codec_name': codec === 'libvpx' ? 'vp8' : 'vp9',
       'streams.stream.1.codec_name': 'opus',
     });
+    if (codec === 'libvpx') {
+      // A caller that names the output .mp4 gets MP4: the full render, saying why.
+      const named = await renderEdit({ input, output: join(dir, 'named.mp4'), keep });
+      expect(named).toMatchObject({ method: 'full', container: 'mp4', reason: 'the output is named .mp4, not .webm' });
+    }
   });
 
   // Where smart render does not apply: the full render, and the reason in the result.
@@ -259,7 +264,7 @@ describe('renderEdit, smart', { timeout: 180_000 }, () => {
       await ffmpeg('-i', input, '-c', 'copy', '-metadata:s:v:0', 'rotate=90', `${input}.mp4`);
       await rename(`${input}.mp4`, input);
     }
-    const out = join(dir, `fallback-${name}.mp4`);
+    const out = join(dir, `fallback-${name}`);
     const r = await renderEdit({ input, output: out, keep });
     expect(r.method).toBe('full');
     expect(r.reason).toMatch(reason);

@@ -17,7 +17,7 @@
  */
 
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { extname, join } from 'node:path';
 import { FORMAT_WHITELIST } from '../decode/index.ts';
 import { EngineError, throwIfAborted } from '../errors.ts';
 import {
@@ -175,6 +175,9 @@ export function vpxArgs(v: VideoStreamInfo): string[] | string {
     : ['-c:v', 'libvpx', '-cpu-used', '8', '-crf', '8', '-b:v', '20M', ...common];
 }
 
+/** Output file name extensions that agree with each container. */
+const EXTENSIONS = { mp4: ['mp4', 'm4v', 'mov'], webm: ['webm', 'mkv'] };
+
 interface Container {
   muxer: 'mp4' | 'webm';
   container: string;
@@ -244,6 +247,8 @@ export interface SmartRenderOptions {
   fadeSamples: number;
   /** Where the finished file goes (renderEdit's temporary name). */
   output: string;
+  /** The name the caller gave the output: an extension there that names another container wins. */
+  name: string;
   /** A folder for the pieces: smart render works in a folder of its own inside it and removes it. */
   work: string;
   ffmpegPath?: string;
@@ -302,6 +307,9 @@ async function eligibility(
   const v = await probeVideoStream(o.source, probe);
   const box = containerFor(input.formatName, v.codec);
   if (typeof box === 'string') return box;
+  const asked = extname(o.name).slice(1).toLowerCase();
+  if (asked !== '' && !EXTENSIONS[box.muxer].includes(asked))
+    return `the output is named .${asked}, not .${box.extension}`;
   if (v.fieldOrder && v.fieldOrder !== 'progressive' && v.fieldOrder !== 'unknown') return 'interlaced video';
   // A re-encoded piece would be decoded turned, and the joined file would keep one piece's display matrix.
   if (v.rotation % 360 !== 0) return `a rotated video (display matrix, ${v.rotation}°)`;
