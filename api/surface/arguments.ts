@@ -31,7 +31,9 @@ export class ToolArguments {
       this.#checks.set(tool, check);
     }
     const result = check(args);
-    if (!result.valid) throw invalidParams(tool, describe(result.errorMessage ?? 'they do not match the schema'));
+    if (!result.valid) {
+      throw invalidParams(tool, describe(result.errorMessage ?? 'they do not match the schema', properties));
+    }
   }
 }
 
@@ -53,8 +55,11 @@ export function invalidParams(tool: string, why: string): RpcError {
   return new RpcError(ErrorCode.InvalidParams, `Invalid arguments for ${tool}: ${why}.`);
 }
 
-/** Ajv's `data/id must be string, data must have required property 'id'` in our words. */
-function describe(ajvText: string): string {
+/**
+ * Ajv's `data/id must be string, data must have required property 'id'` in our words, with the
+ * allowed values where Ajv only says there are some.
+ */
+function describe(ajvText: string, properties: Record<string, unknown>): string {
   return ajvText
     .split(/, (?=data[/ ])/)
     .map((part) => {
@@ -62,6 +67,10 @@ function describe(ajvText: string): string {
       if (!m) return part;
       const where = m[1] ? m[1].slice(1).replaceAll('/', '.') : 'arguments';
       let what = m[2]!;
+      const allowed = (properties[where] as { enum?: unknown[] } | undefined)?.enum;
+      if (what === 'must be equal to one of the allowed values' && allowed) {
+        what = `must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`;
+      }
       for (const p of [NO_CONTROL_CHARS, NO_CONTROL_CHARS_MULTILINE]) {
         if (what === `must match pattern "${p}"`) {
           what = 'holds a control character (such as NUL) or a lone surrogate (half of a UTF-16 pair)';

@@ -87,7 +87,7 @@ describe('data-plane tools over MCP', () => {
     // Arguments that do not match the tool's input schema are the protocol's invalid-params.
     const bad = await mcp.callTool({ name: 'list_videos', arguments: { starred: 'yes' } }).catch((e) => e);
     expect(bad.code).toBe(-32602);
-    expect(bad.message).toContain('Invalid arguments for list_videos: starred must be boolean');
+    expect(bad.message).toContain('Invalid arguments for list_videos: starred must be one of "true", "false".');
   });
 
   it("another workspace's video is refused with the route's status and code", async () => {
