@@ -135,18 +135,46 @@ describe('record, watch and read along in Chromium', () => {
     await page.setViewport({ width: 1280, height: 800 });
   }
 
-  /** Records `seconds` at /app/record; answers the video id and when PATCHes went up relative to Stop. */
-  async function recordFor(page: Page, seconds: number, o: { shots?: string; title?: string } = {}) {
+  /**
+   * Records `seconds` at /app/record (and, with `patchesWhileRecording`, on until that many PATCHes
+   * have gone up: on a busy machine the recorder's chunks can trail its seconds); answers the video
+   * id and when PATCHes went up relative to Stop.
+   */
+  async function recordFor(
+    page: Page,
+    seconds: number,
+    o: { shots?: string; title?: string; patchesWhileRecording?: number } = {},
+  ) {
     const patches: number[] = [];
+    let enough = () => {};
+    const seen = new Promise<void>((resolve) => {
+      enough = resolve;
+    });
     page.on('request', (r) => {
-      if (r.method() === 'PATCH' && r.url().includes('/api/uploads/tus/')) patches.push(Date.now());
+      if (r.method() === 'PATCH' && r.url().includes('/api/uploads/tus/')) {
+        patches.push(Date.now());
+        if (patches.length >= (o.patchesWhileRecording ?? 0)) enough();
+      }
     });
     await page.goto(`${base}/app/record`);
     await page.waitForSelector('body[data-ready="true"]');
     if (o.title) await page.type('#title', o.title);
     await page.click('aria/Record[role="button"]');
     await page.waitForSelector('body[data-recording="true"]');
+    // The recording's length (what is recorded, not a wait for something to happen).
     await new Promise((r) => setTimeout(r, seconds * 1000));
+    if (o.patchesWhileRecording) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        seen,
+        new Promise((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`${patches.length} PATCHes while recording, not ${o.patchesWhileRecording}`)),
+            60_000,
+          );
+        }),
+      ]).finally(() => clearTimeout(timer));
+    }
     if (o.shots) await shoot(page, `${o.shots}-recording`);
     const stoppedAt = Date.now();
     await page.click('aria/Stop[role="button"]');
@@ -186,7 +214,7 @@ describe('record, watch and read along in Chromium', () => {
       await page.goto(`${base}/app/record`);
       await page.waitForSelector('body[data-ready="true"]');
       expect(await page.$eval('#guest-note', (el) => el.hidden)).toBe(false);
-      const rec = await recordFor(page, 5, { shots: 'record' });
+      const rec = await recordFor(page, 5, { shots: 'record', patchesWhileRecording: 2 });
       guestVideoId = rec.videoId;
       // The recording went up while it was being made, not all at the end.
       const sent = await page.$eval('#upload-bytes', (e) => e.textContent);
