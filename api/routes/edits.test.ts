@@ -263,7 +263,7 @@ describe('renders cut off by a restart', () => {
     // A second instance on the same database: its start finds both.
     const next = await startTestApp(config, { storage, transcriber });
     try {
-      await expect.poll(async () => (await storage.getVideo(twice.id))?.state, { timeout: 10_000 }).toBe('failed');
+      await expect.poll(async () => (await storage.getVideo(twice.id))?.state).toBe('failed');
       expect((await storage.getVideo(twice.id))?.renderError).toMatch(/^ABORTED: /);
       await expect.poll(async () => (await storage.getVideo(once.id))?.state, { timeout: 60_000 }).toBe('ready');
       const again = (await storage.getVideo(once.id))!;
