@@ -207,7 +207,8 @@ async function upload(file, title) {
     saved ??
     (await call('/api/videos/multipart/init', {
       method: 'POST',
-      body: JSON.stringify({ title: title || file.name.slice(0, 300) }),
+      // Whole code points: half of an emoji is not text, and the API refuses it.
+      body: JSON.stringify({ title: title || [...file.name].slice(0, 300).join('') }),
     }));
   localStorage.setItem(resumeKey(file), JSON.stringify(init));
   const progress = $('upload-progress');

@@ -12,6 +12,7 @@
 
 import type { Segment, Transcript, Word } from '../../engine/types.ts';
 import { ApiError } from '../errors.ts';
+import { cutText } from '../text.ts';
 
 /** Why an import was refused (`details.reason` of 400 CAPTIONS_INVALID). */
 export const CAPTION_IMPORT_REASONS = {
@@ -45,7 +46,7 @@ function seconds(x: unknown, what: string): number {
   if (typeof x !== 'number' || !Number.isFinite(x) || x < 0 || x > MAX_SECONDS) {
     throw refuse(
       'TIME_INVALID',
-      `${what} is not a time from 0 to ${MAX_SECONDS} s: ${JSON.stringify(x)?.slice(0, 40)}.`,
+      `${what} is not a time from 0 to ${MAX_SECONDS} s: ${cutText(JSON.stringify(x) ?? 'undefined', 40)}.`,
     );
   }
   return x;
