@@ -43,7 +43,8 @@ function newCalls(): StandinCalls {
   return { started: [], aborted: [], maxConcurrent: 0 };
 }
 
-async function until(check: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<void> {
+// The suite's bound for a wait on an event (vitest.config.ts, expect.poll): only a failing run waits it out.
+async function until(check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error('condition not met in time');
