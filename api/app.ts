@@ -386,7 +386,15 @@ async function dataPlaneRoutes(
     maxOutputSec: config.maxDurationSec,
     onError: (err, videoId) => app.log.error({ err, videoId }, 'render failed'),
   });
-  const dataPlane: DataPlaneOptions = { storage, files, jobs, edits, mediaOrigin: config.media.origin, secure };
+  const dataPlane: DataPlaneOptions = {
+    storage,
+    files,
+    jobs,
+    edits,
+    mediaOrigin: config.media.origin,
+    publicOrigin: new URL(config.publicUrl).origin,
+    secure,
+  };
   await videoRoutes(app, dataPlane);
   await folderRoutes(app, dataPlane);
   await captionRoutes(app, dataPlane);

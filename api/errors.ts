@@ -70,6 +70,8 @@ export const API_ERROR_CODES = {
   EDIT_NEEDS_TRANSCRIPT: 'Shortening pauses and removing fillers need the video’s generated transcript (word times).',
   PROJECT_NOT_FOUND: 'No project with this id.',
   PROJECT_FULL: 'The project already holds as many clips as a project may.',
+  CLIP_SOURCE_INVALID:
+    "A clip's source names no usable video: a URL shaped like our media's on another host, or neither/both of videoId and sourceUrl (details.reason).",
   CLIP_SOURCE_UNSUPPORTED:
     'An export joins videos stored on this service; a clip from another host cannot be rendered.',
   API_TOKEN_INVALID: 'The operators’ /v1 surface needs `Authorization: Bearer <token>` with a token it was given.',

@@ -4,7 +4,7 @@
  * `error: <CODE> <message>` line (exit 1).
  */
 import { asEngineError } from '../engine/errors.ts';
-import type { CliErrorCode } from './errors.ts';
+import { CliError, type CliErrorCode } from './errors.ts';
 import { createProgressBar, type ProgressBar } from './progress.ts';
 
 export interface Command<A> {
@@ -37,7 +37,7 @@ export async function runCommand<A>(argv: string[], command: Command<A>): Promis
     return await command.run(args, bar, abort.signal);
   } catch (err) {
     bar.done();
-    const e = asEngineError(err);
+    const e = err instanceof CliError ? err : asEngineError(err);
     process.stderr.write(`error: ${e.code} ${e.message}\n`);
     return abort.signal.aborted ? 130 : 1;
   } finally {

@@ -3,7 +3,7 @@
  * (--transcript, so no model runs), captions checked by a real WebVTT parser.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -64,7 +64,7 @@ describe('transcribe-edit', () => {
       '--captions', 'vtt,json',
       '--out', out,
     ]); // biome-ignore format: one flag and its value per line
-    expect(r.stderr).toMatch(/3 pieces kept, 6\.\d+ s → 1\.92 s; wrote .*edited\.mp4, .*edited\.vtt, .*edited\.json/);
+    expect(r.stderr).toMatch(/3 pieces kept, 6\.\d+ s → 1\.920 s; wrote .*edited\.mp4, .*edited\.vtt, .*edited\.json/);
     expect(r.code).toBe(0);
     // Removed: um + its gap [0.6, 1.2) ∪ [1, 2); the pause 2.5 → 4.5 down to 0.2 s; the tail after "again".
     const frames = await readFrames(out);
@@ -92,6 +92,57 @@ describe('transcribe-edit', () => {
     const usage = await edit([input, '--remove', 'abc', '--out', out]);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toMatch(/^error: USAGE /);
+    await expect(stat(out)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('never writes over its input, nor over a file without --force', async () => {
+    const before = await readFile(input);
+    const same = await edit([input, '--remove', '1-2', '--out', input]);
+    expect(same.code).toBe(1);
+    expect(same.stderr).toMatch(/^error: OUTPUT_IS_INPUT /);
+    // The same file by another spelling: a relative path, and a link to it.
+    const link = join(dir, 'link.mp4');
+    await symlink(input, link);
+    for (const out of [link, `${dir}/./talk.mp4`]) {
+      const r = await edit([input, '--remove', '1-2', '--out', out]);
+      expect(r.stderr).toMatch(/^error: OUTPUT_IS_INPUT /);
+    }
+    const existing = join(dir, 'existing.mp4');
+    await writeFile(existing, 'keep me');
+    const refused = await edit([input, '--remove', '1-2', '--out', existing]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^error: OUTPUT_EXISTS .*--force/);
+    expect(await readFile(existing, 'utf8')).toBe('keep me');
+    expect((await readFile(input)).equals(before)).toBe(true);
+  });
+
+  it('--remove alone runs no model and writes no captions; --force replaces', async () => {
+    const out = join(dir, 'plain.mp4');
+    await writeFile(out, 'old');
+    // A model that cannot exist: were one loaded, this would fail MODEL_UNKNOWN.
+    const r = await edit([input, '--remove', '1-2', '--out', out, '--force', '--model', 'no-such-model', '--offline']);
+    expect(r.stderr).toMatch(/2 pieces kept, 6\.\d+ s → 5\.000 s; wrote .*plain\.mp4 \(no captions/);
+    expect(r.code).toBe(0);
+    expect((await readFrames(out)).length).toBe(125);
+    await expect(stat(join(dir, 'plain.vtt'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('--dry-run prints the cut list and the new duration, and writes nothing', async () => {
+    const out = join(dir, 'dry.mp4');
+    const r = await edit([
+      input,
+      '--transcript',
+      json,
+      '--remove',
+      '1-2',
+      '--remove-fillers',
+      '--dry-run',
+      '--out',
+      out,
+    ]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('cut 0.600-2.000 (1.400 s)\n');
+    expect(r.stderr).toMatch(/dry run: 1 cuts, 2 pieces kept, 6\.\d+ s → 4\.6\d\d s; nothing written/);
     await expect(stat(out)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });

@@ -2,12 +2,14 @@
  * `npx transcribe-edit IN --out OUT.mp4 [--remove A-B] [--shorten-pauses X] [--remove-fillers]`: cut a
  * recording by its transcript. It transcribes IN (or reads --transcript FILE), adds the suggested cuts,
  * renders the kept ranges into OUT (engine/edit) and writes the transcript re-timed onto OUT as captions
- * beside it (OUT.vtt, ...). Progress on a terminal only; on failure `error: <CODE> <message>` on stderr
- * and a non-zero exit (2 for usage, 130 when interrupted).
+ * beside it (OUT.vtt, ...). `--remove` alone needs no transcript and runs no model: it writes no
+ * captions. OUT is never IN (links resolved) and never an existing file without --force; --dry-run
+ * prints the cut list and the new duration and writes nothing. Progress on a terminal only; on
+ * failure `error: <CODE> <message>` on stderr and a non-zero exit (2 for usage, 130 when interrupted).
  */
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
-import { parse as parsePath } from 'node:path';
+import { parse as parsePath, resolve as resolvePath } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureAddon } from '../engine/asr/native/ensure.ts';
 import { type CaptionFormat, render } from '../engine/captions/index.ts';
@@ -15,9 +17,9 @@ import { speechSpansOf } from '../engine/edit/speech.ts';
 import { EngineError } from '../engine/errors.ts';
 import {
   createEngine,
+  editOutputFormat,
   FILLER_PROMPTS,
   planCuts,
-  probeMedia,
   renderEdit,
   retimeTranscript,
   type TimeRange,
@@ -25,16 +27,21 @@ import {
 } from '../engine/index.ts';
 import { DEFAULT_MODEL, resolveModel } from '../models/index.ts';
 import { runCommand } from './command.ts';
+import { CliError, type CliErrorCode } from './errors.ts';
 import type { ProgressBar } from './progress.ts';
 
 const USAGE = `usage: transcribe-edit <file> --out OUT [options]
 
   --out FILE              the edited media: MP4 (H.264/AAC) for video, the source's codec for audio
+                          (never the input; an existing file only with --force)
+  --force                 replace --out (and its captions) when they exist
+  --dry-run               print the cut list and the new duration; write nothing
   --remove A-B            remove seconds A to B (e.g. 12.5-14 or 1:02.5-1:04); repeat or comma-separate
   --shorten-pauses X      shorten every pause longer than X seconds ...
   --pause-to Y            ... to Y seconds (default: the smaller of 0.3 and X / 2)
   --remove-fillers        remove filler words (um, uh, ...); transcribes with a prompt that keeps them
   --transcript FILE       the source's transcript as JSON (transcribe --format json): no model runs
+                          (--remove alone needs none: no model runs and no captions are written)
   --captions LIST         caption formats written beside OUT: vtt,srt,json,txt (default vtt)
   --fade-ms N             audio fade at each side of a join, 0..20 (default 10)
   --model NAME|PATH       model for transcribing (default ${DEFAULT_MODEL})
@@ -89,6 +96,8 @@ export interface EditArgs {
   maxDuration: number;
   modelsDir?: string;
   offline: boolean;
+  force: boolean;
+  dryRun: boolean;
 }
 
 export function parseEditArgs(argv: string[]): EditArgs | 'help' {
@@ -110,6 +119,8 @@ export function parseEditArgs(argv: string[]): EditArgs | 'help' {
       'max-duration': { type: 'string' },
       'models-dir': { type: 'string' },
       offline: { type: 'boolean', default: false },
+      force: { type: 'boolean', default: false },
+      'dry-run': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -144,6 +155,8 @@ export function parseEditArgs(argv: string[]): EditArgs | 'help' {
     maxDuration: positive('max-duration', values['max-duration']) ?? 4 * 3600,
     modelsDir: values['models-dir'],
     offline: values.offline,
+    force: values.force,
+    dryRun: values['dry-run'],
   };
 }
 
@@ -202,13 +215,47 @@ async function writeAtomic(path: string, text: string): Promise<void> {
   }
 }
 
+/**
+ * OUT must not be IN, however spelled (a link, `./`, another path to the same file), and must not
+ * exist unless --force: a typo must never overwrite a recording. Checked before anything runs.
+ */
+async function checkOutput(a: EditArgs): Promise<void> {
+  const real = (p: string) => realpath(p).catch(() => resolvePath(p));
+  const out = await stat(a.out).catch(() => null);
+  const [input, output] = await Promise.all([real(a.input), real(a.out)]);
+  if (input === output) {
+    const code: CliErrorCode = 'OUTPUT_IS_INPUT';
+    throw new CliError(code, `--out ${a.out} is the input itself; name a new file.`);
+  }
+  const captions = needsTranscript(a) ? a.captions.map((f) => captionPath(a.out, f)) : [];
+  const present = [
+    ...(out ? [a.out] : []),
+    ...(await Promise.all(captions.map(async (p) => (await stat(p).catch(() => null)) && p))),
+  ].filter((p): p is string => typeof p === 'string');
+  if (present.length > 0 && !a.force) {
+    const code: CliErrorCode = 'OUTPUT_EXISTS';
+    throw new CliError(code, `${present.join(', ')} exist(s); pass --force to replace.`);
+  }
+}
+
+/** A transcript is needed for captions and suggestions; `--remove` alone needs none. */
+const needsTranscript = (a: EditArgs) => a.transcript !== undefined || a.removeFillers || a.pauses !== undefined;
+
+const fmt = (s: number) => s.toFixed(3);
+
 async function edit(a: EditArgs, bar: ProgressBar, signal: AbortSignal): Promise<string> {
-  const info = await probeMedia(a.input, { signal }).catch(() => null);
-  const transcript = a.transcript ? await readTranscript(a.transcript) : await transcribeInput(a, bar, signal);
-  const duration = info?.durationSec ?? transcript.duration;
+  if (!a.dryRun) await checkOutput(a);
+  // The content's duration, from its packets (engine/edit/probe.ts), as the render will measure it.
+  const info = await editOutputFormat(a.input, { signal });
+  const transcript: Transcript | null = !needsTranscript(a)
+    ? null
+    : a.transcript
+      ? await readTranscript(a.transcript)
+      : await transcribeInput(a, bar, signal);
+  const duration = info.duration;
   // Pauses are silences in the audio: the VAD's speech spans, not the gaps between DTW words.
   const speech = a.pauses ? await speechSpansOf(a.input, { signal, maxDurationSec: a.maxDuration }) : undefined;
-  const planned = planCuts(duration, transcript, {
+  const planned = planCuts(duration, transcript ?? { language: a.language ?? 'und', duration, segments: [] }, {
     remove: a.remove,
     shortenPausesOver: a.pauses?.over,
     pauseTo: a.pauses?.to,
@@ -218,6 +265,13 @@ async function edit(a: EditArgs, bar: ProgressBar, signal: AbortSignal): Promise
   });
   const { keep } = planned;
   if (planned.fillersUnsupported) process.stderr.write(`transcribe-edit: ${planned.fillersUnsupported}\n`);
+  if (a.dryRun) {
+    const kept = keep.reduce((s, k) => s + k.end - k.start, 0);
+    const lines = planned.remove.map((r) => `cut ${fmt(r.start)}-${fmt(r.end)} (${fmt(r.end - r.start)} s)`);
+    bar.done();
+    process.stdout.write(`${lines.join('\n')}${lines.length > 0 ? '\n' : ''}`);
+    return `transcribe-edit: dry run: ${planned.remove.length} cuts, ${keep.length} pieces kept, ${fmt(duration)} s → ${fmt(kept)} s; nothing written\n`;
+  }
   const result = await renderEdit({
     input: a.input,
     output: a.out,
@@ -227,15 +281,18 @@ async function edit(a: EditArgs, bar: ProgressBar, signal: AbortSignal): Promise
     maxOutputSeconds: a.maxDuration,
     onProgress: (p) => bar.update('render', p.fraction),
   });
+  const written = [a.out];
+  if (!transcript) {
+    return `transcribe-edit: ${result.keep.length} pieces kept, ${fmt(duration)} s → ${fmt(result.duration)} s; wrote ${a.out} (no captions: no --transcript)\n`;
+  }
   // Words are kept or dropped by the planned ranges, placed by the rendered (frame-snapped) ones.
   const edited = retimeTranscript(transcript, result.keep, { intended: keep, pauses: planned.pauses });
-  const written = [a.out];
   for (const format of a.captions) {
     const path = captionPath(a.out, format);
     await writeAtomic(path, render(format, edited));
     written.push(path);
   }
-  return `transcribe-edit: ${result.keep.length} pieces kept, ${duration.toFixed(2)} s → ${result.duration.toFixed(2)} s; wrote ${written.join(', ')}\n`;
+  return `transcribe-edit: ${result.keep.length} pieces kept, ${fmt(duration)} s → ${fmt(result.duration)} s; wrote ${written.join(', ')}\n`;
 }
 
 export function main(argv: string[]): Promise<number> {

@@ -13,6 +13,8 @@ export interface DataPlaneOptions {
   jobs: CaptionJobs;
   /** Origin media and caption URLs are built on. */
   mediaOrigin: string;
+  /** PUBLIC_URL's origin: URLs on it name our own media too (media/own-media.ts). */
+  publicOrigin?: string;
   /** Cookies get `Secure` when the service is reached over https. */
   secure: boolean;
   /** Edits' renders (media/edits.ts): a deleted video's render stops. */

@@ -79,7 +79,8 @@ export function videoJson(v: Video, mediaOrigin: string, captionProgress: number
     visibility: v.visibility,
     hasSharePassword: v.sharePasswordHash !== null,
     shareExpiresAt: v.shareExpiresAt?.toISOString() ?? null,
-    durationSec: v.durationSec,
+    // To the millisecond: a sum of kept ranges is 7.200000000000001 in floating point.
+    durationSec: v.durationSec === null ? null : Math.round(v.durationSec * 1000) / 1000,
     mediaBytes: v.mediaBytes,
     mediaType: v.mediaType,
     mediaUrl: v.state === 'ready' ? `${base}/media` : null,

@@ -10,7 +10,7 @@ import { loadVideo, requireMember } from '../media/access.ts';
 import { type DataPlaneOptions, idParams, sessionSecurity, uuidPattern } from '../media/data-plane.ts';
 import type { EditRenders, ResolvedClip, TrimRequest } from '../media/edits.ts';
 import { resolveOwnMedia } from '../media/own-media.ts';
-import { checkClipSource, projectJson, projectSchema } from '../media/project-json.ts';
+import { checkClipSource, ms, projectJson, projectSchema, resolveClipSource } from '../media/project-json.ts';
 import { videoJson, videoRef } from '../media/video-json.ts';
 import { csrfHeader, errorResponses } from '../schemas.ts';
 import type { Project, ProjectClip, Storage } from '../storage/types.ts';
@@ -113,7 +113,7 @@ async function videoEditRoutes(app: FastifyInstance, o: EditRouteOptions): Promi
             title: { type: 'string', minLength: 1, maxLength: 300 },
           },
         },
-        response: { 202: videoRef, ...errorResponses(400, 401, 403, 404, 409, 503, 507) },
+        response: { 202: videoRef, ...errorResponses(400, 401, 403, 404, 409, 413, 429, 503, 507) },
       },
     },
     async (request, reply) => {
@@ -186,7 +186,6 @@ async function projectClipRoutes(app: FastifyInstance, o: EditRouteOptions): Pro
     },
     async (request) => {
       const project = await loadProject(storage, request);
-      const body = request.body as { sourceUrl: string; start?: number; end?: number; title?: string };
       const clip = await checkedClip(o, request, request.body as ClipInput);
       const updated = await storage.addProjectClip(project.id, clip, maxClips);
       if (!updated) throw new ApiError(409, 'PROJECT_FULL', `A project holds at most ${maxClips} clips.`);
@@ -229,7 +228,8 @@ async function projectClipRoutes(app: FastifyInstance, o: EditRouteOptions): Pro
 }
 
 interface ClipInput {
-  sourceUrl: string;
+  sourceUrl?: string;
+  videoId?: string;
   start?: number;
   end?: number;
   title?: string;
@@ -237,10 +237,17 @@ interface ClipInput {
 
 const clipInputSchema = {
   type: 'object',
-  required: ['sourceUrl'],
   additionalProperties: false,
+  description: 'The source by `videoId` (a video stored here) or by `sourceUrl`: one of them.',
   properties: {
-    sourceUrl: { type: 'string', minLength: 1, maxLength: 4096 },
+    videoId: { type: 'string', minLength: 1, maxLength: 64, description: 'A video stored here' },
+    sourceUrl: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 4096,
+      description:
+        'Our media URL in any spelling of our address (127.0.0.1, localhost, [::1], PUBLIC_URL), or a MEDIA_HOSTS URL',
+    },
     start: SECONDS,
     end: SECONDS,
     title: { type: 'string', minLength: 1, maxLength: 300 },
@@ -249,7 +256,7 @@ const clipInputSchema = {
 
 /** A clip as stored, its source past the URL rules and the viewing gates, its range inside the media. */
 async function checkedClip(o: EditRouteOptions, request: FastifyRequest, body: ClipInput): Promise<ProjectClip> {
-  const own = await checkClipSource(o, request, body.sourceUrl);
+  const { sourceUrl, own } = await resolveClipSource(o, request, body);
   const start = body.start ?? 0;
   const full = own?.video.durationSec ?? null;
   const end = body.end ?? full;
@@ -257,8 +264,8 @@ async function checkedClip(o: EditRouteOptions, request: FastifyRequest, body: C
     throw new ApiError(400, 'VALIDATION_FAILED', 'start and end must lie inside the media, start before end.');
   }
   return {
-    sourceUrl: body.sourceUrl,
-    durationSec: end === null ? 0 : end - start,
+    sourceUrl,
+    durationSec: end === null ? 0 : ms(end - start),
     title: body.title ?? own?.video.title ?? 'Clip',
     ...(body.start !== undefined ? { start: body.start } : {}),
     ...(body.end !== undefined ? { end: body.end } : {}),
@@ -268,6 +275,24 @@ async function checkedClip(o: EditRouteOptions, request: FastifyRequest, body: C
 /** Render a project's clips into a new video. */
 async function projectExportRoute(app: FastifyInstance, o: EditRouteOptions): Promise<void> {
   const { storage, edits } = o;
+  // Its own scope: an empty JSON body here is `{}` (the export takes no options), not a 400.
+  await app.register(async (scope) => {
+    const json = scope.getDefaultJsonParser('error', 'error');
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, text, done) => {
+      if ((text as string).trim() === '') done(null, {});
+      else json(request, text as string, done);
+    });
+    await exportRoute(scope, o, storage, edits);
+  });
+}
+
+async function exportRoute(
+  app: FastifyInstance,
+  o: EditRouteOptions,
+  storage: EditRouteOptions['storage'],
+  edits: EditRenders,
+): Promise<void> {
   app.post(
     '/api/projects/:id/export',
     {
@@ -282,7 +307,7 @@ async function projectExportRoute(app: FastifyInstance, o: EditRouteOptions): Pr
         security: sessionSecurity,
         headers: csrfHeader,
         params: projectIdParams,
-        response: { 202: videoRef, ...errorResponses(400, 401, 403, 404, 409, 410, 422, 503, 507) },
+        response: { 202: videoRef, ...errorResponses(400, 401, 403, 404, 409, 410, 413, 422, 429, 503, 507) },
       },
     },
     async (request, reply) => {

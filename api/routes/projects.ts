@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { requireSession } from '../auth/session.ts';
 import { type DataPlaneOptions, sessionSecurity } from '../media/data-plane.ts';
 import { coerceLimit, decodeCursor, encodeCursor, listWorkspace, MAX_PAGE_SIZE } from '../media/listing.ts';
-import { checkClipSource, projectJson, projectSchema } from '../media/project-json.ts';
+import { ms, projectJson, projectSchema, resolveClipSource } from '../media/project-json.ts';
 import { csrfHeader, errorRef } from '../schemas.ts';
 import type { Project } from '../storage/types.ts';
 
@@ -76,7 +76,7 @@ export async function projectRoutes(
         operationId: 'createProject',
         tags: ['projects'],
         summary:
-          "Create a project; every field is optional (the seed's table). A sourceUrl, when given, is its first clip and must be on the service's own media hosts.",
+          "Create a project; every field is optional (the seed's table). A sourceUrl or videoId, when given, is its first clip: a video stored here (its id, or its media URL in any spelling of our address) or a MEDIA_HOSTS URL.",
         security: sessionSecurity,
         headers: csrfHeader,
         body: {
@@ -85,6 +85,12 @@ export async function projectRoutes(
           properties: {
             title: { type: 'string', minLength: 1, maxLength: 300 },
             sourceUrl: { type: 'string', minLength: 1, maxLength: 4096 },
+            videoId: {
+              type: 'string',
+              minLength: 1,
+              maxLength: 64,
+              description: 'The first clip as a video stored here',
+            },
             duration: { type: 'number', minimum: 0, maximum: 48 * 3600, description: 'Seconds of the first clip' },
             clipTitle: { type: 'string', minLength: 1, maxLength: 300 },
             workspaceId: { type: 'string', maxLength: 64, description: 'Default: the active workspace' },
@@ -97,6 +103,7 @@ export async function projectRoutes(
       const body = request.body as {
         title?: string;
         sourceUrl?: string;
+        videoId?: string;
         duration?: number;
         clipTitle?: string;
         workspaceId?: string;
@@ -104,12 +111,12 @@ export async function projectRoutes(
       const workspaceId = await listWorkspace(storage, request, body.workspaceId);
       const clips: Project['clips'] = [];
       let title = body.title;
-      if (body.sourceUrl !== undefined) {
-        const own = await checkClipSource(o, request, body.sourceUrl);
+      if (body.sourceUrl !== undefined || body.videoId !== undefined) {
+        const { sourceUrl, own } = await resolveClipSource(o, request, body);
         title ??= body.clipTitle ?? own?.video.title;
         clips.push({
-          sourceUrl: body.sourceUrl,
-          durationSec: body.duration ?? own?.video.durationSec ?? 0,
+          sourceUrl,
+          durationSec: ms(body.duration ?? own?.video.durationSec ?? 0),
           title: body.clipTitle ?? own?.video.title ?? title ?? UNTITLED,
         });
       }
