@@ -255,6 +255,7 @@ export interface SmartRenderOptions {
   ffprobePath?: string;
   signal?: AbortSignal;
   timeoutMs: number;
+  /** Encoder threads of a re-encoded piece. */
   threads?: number;
   /** Put before the source's -i (decoder limits). */
   inputArgs?: string[];
@@ -284,16 +285,7 @@ const hardened = (path: string, formats: readonly string[] = FORMAT_WHITELIST) =
   `file:${path}`,
 ];
 
-const common = (threads?: number) => [
-  '-nostdin',
-  '-hide_banner',
-  '-loglevel',
-  'error',
-  '-nostats',
-  '-max_alloc',
-  MAX_ALLOC,
-  ...(threads ? ['-threads', String(threads)] : []),
-];
+const common = ['-nostdin', '-hide_banner', '-loglevel', 'error', '-nostats', '-max_alloc', MAX_ALLOC];
 
 /** Why smart render does not apply to this input and plan, before any work; or what it needs. */
 async function eligibility(
@@ -388,7 +380,7 @@ export async function smartRender(o: SmartRenderOptions): Promise<SmartOutcome> 
       await run(
         o.ffmpegPath ?? 'ffmpeg',
         [
-          ...common(o.threads),
+          ...common,
           '-noaccurate_seek',
           '-ss',
           at.toFixed(6),
@@ -399,6 +391,7 @@ export async function smartRender(o: SmartRenderOptions): Promise<SmartOutcome> 
           '-vf',
           `trim=start_frame=${s.from - s.seek}:end_frame=${s.to - s.seek},setpts=PTS-STARTPTS`,
           ...encodeArgs,
+          ...(o.threads ? ['-threads', String(o.threads)] : []),
           '-r',
           `${fps.num}/${fps.den}`,
           ...timescale,
@@ -440,7 +433,7 @@ export async function smartRender(o: SmartRenderOptions): Promise<SmartOutcome> 
       await run(
         o.ffmpegPath ?? 'ffmpeg',
         [
-          ...common(o.threads),
+          ...common,
           ...(o.inputArgs ?? []),
           ...hardened(o.source),
           '-map',
@@ -486,7 +479,7 @@ export async function smartRender(o: SmartRenderOptions): Promise<SmartOutcome> 
       await run(
         o.ffmpegPath ?? 'ffmpeg',
         [
-          ...common(o.threads),
+          ...common,
           ...(o.inputArgs ?? []),
           ...hardened(o.source),
           '-filter_complex_script',
@@ -515,7 +508,7 @@ export async function smartRender(o: SmartRenderOptions): Promise<SmartOutcome> 
     await run(
       o.ffmpegPath ?? 'ffmpeg',
       [
-        ...common(o.threads),
+        ...common,
         '-auto_convert',
         '0',
         '-protocol_whitelist',
