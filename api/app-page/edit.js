@@ -21,7 +21,12 @@ const PAUSE_TO = 0.3;
 /** Seconds: a skip lands just past the cut, and cuts closer than this are one. */
 const EPS = 0.01;
 /** A change is saved this long after the last one (ms): typing Delete five times is one save. */
-const SAVE_DELAY = 500;
+const SAVE_DELAY = 700;
+/**
+ * Saves are at least this far apart (ms): at most 20 a minute, a sixth of an account's request
+ * budget (RATE_LIMIT_MAX, 120 a minute), however fast the edits come.
+ */
+const SAVE_EVERY = 3000;
 
 const ed = {
   on: false,
@@ -42,7 +47,7 @@ const ed = {
   suggestions: null,
   sel: null,
   /** The draft on the server: its JSON as last saved, the video rendered from it, the save in flight. */
-  draft: { saved: null, rendered: null, state: 'none', timer: 0, inflight: null },
+  draft: { saved: null, rendered: null, state: 'none', timer: 0, inflight: null, lastAt: 0 },
 };
 
 const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
@@ -181,7 +186,8 @@ function dirty() {
 
 function scheduleSave() {
   clearTimeout(ed.draft.timer);
-  ed.draft.timer = setTimeout(() => saveDraft().catch(() => {}), SAVE_DELAY);
+  const wait = Math.max(SAVE_DELAY, ed.draft.lastAt + SAVE_EVERY - Date.now());
+  ed.draft.timer = setTimeout(() => saveDraft().catch(() => {}), wait);
   paintState();
 }
 
@@ -196,6 +202,7 @@ async function saveDraft(renderedVideoId = null) {
   const body = draftBody();
   const json = JSON.stringify(body);
   ed.draft.state = 'saving';
+  ed.draft.lastAt = Date.now();
   paintState();
   ed.draft.inflight = api(`/api/videos/${videoId}/edit-draft`, {
     method: 'PUT',
@@ -215,7 +222,8 @@ async function saveDraft(renderedVideoId = null) {
     ed.draft.inflight = null;
     paintState();
   }
-  if (dirty()) await saveDraft();
+  // Changed while it was saving: saved again, in turn.
+  if (dirty()) scheduleSave();
 }
 
 async function loadDraft() {
