@@ -11,8 +11,9 @@
  * 2. A title of such text is stored as sent or refused with 400 and a reason; then every view
  *    of it is read back: the video's JSON and the list, the download and both caption files
  *    (Content-Disposition), the watch page and its JSON, MCP's get_video, all well-formed.
- * 3. Caption text of such text, sent as WebVTT, read back as VTT, SRT, the inline track, the
- *    transcript JSON and MCP's get_captions.
+ * 3. Caption text of such text, sent as WebVTT, SRT and a JSON transcript (whose escapes can
+ *    carry a NUL or a lone surrogate inside well-formed content), read back as VTT, SRT, the
+ *    inline track, the transcript JSON and MCP's get_captions.
  * 4. /v1's form fields (the operators' surface; multipart carries UTF-8 bytes, so a lone
  *    surrogate arrives as U+FFFD there).
  * Bounded runs (fast-check prints the seed of any failure to replay it); inject() throughout.
@@ -330,13 +331,26 @@ describe('any Unicode in every string field, read back in every view', () => {
   it('caption text of any text: stored or refused with a reason; VTT, SRT, the track, the transcript and MCP read back well-formed', async () => {
     const videoId = await readyVideo('captioned');
     await fc.assert(
-      fc.asyncProperty(anyText, async (text) => {
-        const content = `WEBVTT\n\n00:00.000 --> 00:02.000\n${text}\n`;
+      fc.asyncProperty(anyText, fc.constantFrom('vtt', 'srt', 'json', 'json-time'), async (text, kind) => {
+        // The text as a cue of a WebVTT or SRT file, as a segment's and a word's text of a JSON
+        // transcript (where `\u0000` and `\ud800` escapes put a NUL or a lone surrogate inside
+        // well-formed content), and as a JSON time, which the refusal quotes.
+        const content = {
+          vtt: `WEBVTT\n\n00:00.000 --> 00:02.000\n${text}\n`,
+          srt: `1\n00:00:00,000 --> 00:00:02,000\n${text}\n`,
+          json: JSON.stringify({
+            language: 'en',
+            duration: 2,
+            segments: [{ start: 0, end: 2, text, words: [{ start: 0, end: 1, text }] }],
+          }),
+          'json-time': JSON.stringify({ segments: [{ start: text, end: 2, text: 'x', words: [] }] }),
+        }[kind];
+        const format = kind.startsWith('json') ? 'json' : kind;
         const post = await user.request({
           method: 'POST',
           url: `/api/videos/${videoId}/captions`,
           csrf: true,
-          payload: JSON.stringify({ format: 'vtt', content }),
+          payload: JSON.stringify({ format, content }),
           headers: { 'content-type': 'application/json' },
         });
         const answer = expectWellFormed(post, 'POST captions');
@@ -358,7 +372,15 @@ describe('any Unicode in every string field, read back in every view', () => {
         const viaMcp = expectWellFormed(await mcp('get_captions', { id: videoId, format: 'srt' }), 'MCP get_captions');
         expect(viaMcp.result.isError ?? false).toBe(false);
       }),
-      { numRuns: 20 },
+      {
+        numRuns: 30,
+        examples: [
+          ['x\u0000y', 'json'],
+          ['x\ud800y', 'json'],
+          [`${'a'.repeat(38)}😀`, 'json-time'],
+          ['x\u0000y', 'srt'],
+        ],
+      },
     );
   }, 300_000);
 
