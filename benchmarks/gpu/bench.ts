@@ -66,7 +66,7 @@ import {
   TRANSFORMERS_H100_2026_11_22,
 } from '../lib/gpu-model.ts';
 import { formatProfile, opRow, type ProfilePlan, type ProfileRun, profileGraph } from '../lib/op-profile.ts';
-import { command, machine, RESULTS_DIR, round, writeFile, writeResult } from '../lib/report.ts';
+import { command, machine, round, runDir, writeFile, writeResult } from '../lib/report.ts';
 import { median, summarize } from '../lib/stats.ts';
 import { readWav16k } from '../lib/wav.ts';
 import { parseTimings, type Timing, timedRun } from '../lib/whisper-timings.ts';
@@ -778,5 +778,5 @@ if (profiles.length) {
 }
 if (values.out) {
   mkdirSync(values.out, { recursive: true });
-  for (const f of [`${name}.json`, svgName]) copyFileSync(join(RESULTS_DIR, f), join(values.out, f));
+  for (const f of [`${name}.json`, svgName]) copyFileSync(join(runDir(), f), join(values.out, f));
 }

@@ -31,7 +31,7 @@ import {
 } from '../../engine/asr/testing.ts';
 import { GREEDY } from '../lib/batched.ts';
 import { formatProfile, opRow } from '../lib/op-profile.ts';
-import { command, machine, RESULTS_DIR, round } from '../lib/report.ts';
+import { command, machine, round, runDir } from '../lib/report.ts';
 
 const { values } = parseArgs({
   options: {
@@ -184,7 +184,7 @@ const result = {
   variants: rows,
 };
 const file = `encoder-variants${GRAPHS_OFF ? '-no-cuda-graphs' : ''}.json`;
-const dir = values.out ?? RESULTS_DIR;
+const dir = values.out ?? runDir();
 mkdirSync(dir, { recursive: true });
 writeFileSync(join(dir, file), `${JSON.stringify(result, null, 2)}\n`);
 console.log(`wrote ${join(dir, file)}`);

@@ -7,7 +7,7 @@ export const MAX_BATCH = 256;
 /**
  * batchSize 'auto' on the CPU backend: unbatched. benchmarks/batch-cpu.ts measured batched decoding
  * at 0.87–1.0× the tokens/s of parallel states on the same 2 cores (synthetic-base, 100 tokens per
- * window, B = 1…16; benchmarks/results/batch-cpu-synthetic-base.json): a step on this CPU is
+ * window, B = 1…16; benchmarks/results/batch-cpu-2026-11-23/batch-cpu-synthetic-base.json): a step on this CPU is
  * compute-bound, so sharing the weight reads saves nothing. Explicit batch sizes still batch.
  */
 export const CPU_BATCH_DEFAULT = 1;

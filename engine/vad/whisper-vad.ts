@@ -2,7 +2,7 @@
  * whisper.cpp's built-in Silero VAD (ggml weights) behind the same streaming interface as the
  * onnxruntime detector. whisper.cpp's entry point takes a whole buffer and runs the model natively
  * (no JS↔native crossing per 32 ms frame: about 1.5× faster than onnxruntime-node here, see
- * benchmarks/results/vad.json), so the stream analyses the audio in blocks: each block starts with two
+ * benchmarks/results/cpu-baseline-2026-11-21/vad.json), so the stream analyses the audio in blocks: each block starts with two
  * seconds of already-seen audio to warm the model's state up, and a span still open near a block's end
  * is not handed out but analysed again with the next block, so spans never break at block edges.
  *
