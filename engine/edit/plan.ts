@@ -36,6 +36,12 @@ export interface Plan {
    * stretch stays in the output.
    */
   merged: Array<TimeRange & { input: number }>;
+  /**
+   * The ranges the pieces stand for, in source seconds: the kept ranges with `merged` cuts joined into
+   * them and `dropped` ones left out. The output lasts their total within half a frame, and a source
+   * time inside one lands within a frame of its offset among them.
+   */
+  ranges: Array<TimeRange & { input: number }>;
 }
 
 /** One input of a render and the ranges kept of it (in its own seconds). */
@@ -83,6 +89,7 @@ export function planParts(parts: readonly PlanPart[], target: EditInput): Plan {
   const pieces: Piece[] = [];
   const dropped: Plan['dropped'] = [];
   const merged: Plan['merged'] = [];
+  const ranges: Plan['ranges'] = [];
   // Video is cut on the frame grid, audio-only media on the sample grid.
   const video = target.video;
   const num = video ? video.fps.num : (sr ?? 48_000);
@@ -110,24 +117,27 @@ export function planParts(parts: readonly PlanPart[], target: EditInput): Plan {
         grid.push({ start: r.start, end: r.end, from, to });
       }
     }
+    let before: (typeof grid)[number] | undefined;
     for (const g of grid) {
-      exactOut += g.end - g.start;
       const from = g.from;
       // The output offset is rounded from the exact one, not summed from rounded lengths: no drift.
-      const to = Math.min(from + nearest((exactOut * num) / den) - outUnits, last);
+      const to = Math.min(from + nearest(((exactOut + g.end - g.start) * num) / den) - outUnits, last);
       if (to <= from) {
         dropped.push({ input, start: g.start, end: g.end });
         continue;
       }
+      exactOut += g.end - g.start;
+      ranges.push({ input, start: g.start, end: g.end });
       const prev = pieces[pieces.length - 1];
       if (prev && prev.input === input && from <= (prev.frames ?? prev.samples ?? [0, 0])[1]) {
         // Rounding took the whole cut between them: one piece.
-        merged.push({ input, start: prev.end, end: round6((from * den) / num) });
+        merged.push({ input, start: before?.end ?? prev.end, end: g.start });
         extend(prev, to);
       } else {
         pieces.push(piece(input, from, to));
       }
       outUnits += to - from;
+      before = g;
     }
   });
   function piece(input: number, from: number, to: number): Piece {
@@ -144,7 +154,7 @@ export function planParts(parts: readonly PlanPart[], target: EditInput): Plan {
     if (p.frames) p.frames = [p.frames[0], to];
     if (p.samples) p.samples = [p.samples[0], sample(to)];
   }
-  return { pieces, duration: round6((outUnits * den) / num), dropped, merged };
+  return { pieces, duration: round6((outUnits * den) / num), dropped, merged, ranges };
 }
 
 /** ffmpeg's channel layout for the joined audio of several inputs: mono stays mono, the rest is stereo. */
