@@ -152,11 +152,12 @@ describe('the session lookup runs after the limiter', () => {
     }
   });
 
-  it('never looks up a cookie without our signature, and looks up a stale signed one once', async () => {
+  it('counts a cookie without our signature before its lookup, re-signs a live one, and looks up a stale signed one once', async () => {
     const t = await startTestApp(testConfig({ RATE_LIMIT_MAX: '5' }), { storage });
     try {
       const lookups = vi.spyOn(storage, 'findActiveSession');
-      // A made-up token with a made-up signature: counted against the network, never looked up.
+      // A made-up token with a made-up signature: counted against the network, then looked up;
+      // once the network is spent, refused before any lookup.
       const forged = `auth.session-token=${randomBytes(32).toString('base64url')}.${randomBytes(32).toString('base64url')}`;
       for (let i = 0; i < 5; i++) {
         const res = await t.app.inject({
@@ -165,6 +166,7 @@ describe('the session lookup runs after the limiter', () => {
           headers: { cookie: forged },
         });
         expect(res.json()).toEqual({});
+        expect(res.headers['ratelimit-remaining']).toBe(String(4 - i));
       }
       const refused = await t.app.inject({
         url: '/api/auth/session',
@@ -172,7 +174,32 @@ describe('the session lookup runs after the limiter', () => {
         headers: { cookie: forged },
       });
       expect(refused.statusCode).toBe(429);
-      expect(lookups).not.toHaveBeenCalled();
+      expect(lookups).toHaveBeenCalledTimes(5);
+
+      // A live session whose cookie lost its signature (from before signatures, or another
+      // AUTH_SECRET): counted against the network once, found, and signed afresh.
+      const owner = new Client(t.app);
+      await owner.signUp(`resign-${randomBytes(4).toString('hex')}@example.com`);
+      const signed = owner.cookies.get('auth.session-token')!;
+      const bare = signed.slice(0, signed.lastIndexOf('.'));
+      const first = await t.app.inject({
+        url: '/api/auth/session',
+        remoteAddress: '10.3.1.3',
+        headers: { cookie: `auth.session-token=${bare}` },
+      });
+      expect(first.json().user).toBeDefined();
+      expect(first.headers['ratelimit-remaining']).toBe('4');
+      const renewed = first.cookies.find((c) => c.name === 'auth.session-token');
+      expect(renewed).toMatchObject({ value: signed, httpOnly: true, path: '/' });
+      // With it, the account's budget: the address has spent only the bare cookie's unit.
+      const next = await t.app.inject({
+        url: '/api/auth/session',
+        remoteAddress: '10.3.1.3',
+        headers: { cookie: `auth.session-token=${renewed!.value}` },
+      });
+      expect(next.json().user).toBeDefined();
+      const anonymous = await t.app.inject({ url: '/api/auth/session', remoteAddress: '10.3.1.3' });
+      expect(anonymous.headers['ratelimit-remaining']).toBe('3');
 
       // A real session, signed out: its cookie, replayed, costs one lookup, then none.
       const c = new Client(t.app);

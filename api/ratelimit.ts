@@ -6,7 +6,8 @@
  *   before sessions were signed), or with a signed one already known to lead nowhere, is counted
  *   against its client network (the IPv4 address, or the IPv6 /64 a single host is usually handed)
  *   in an app-level onRequest hook that runs before the session lookup: an unknown route or a
- *   made-up cookie costs a unit and never reaches the database first.
+ *   made-up cookie costs a unit and never reaches the database first (a live session whose cookie
+ *   lacks our signature is then signed afresh: api/auth/routes.ts).
  * - A request whose cookie carries this service's signature (only a session it handed out can) is
  *   counted after the lookup: against its account when the session is live, else against its
  *   network (and the token is remembered as dead, so its next request is counted before any

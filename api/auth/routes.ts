@@ -85,13 +85,18 @@ export function installSessionHook(
   app.decorateRequest('auth', null);
   // Callback-style: a request without the cookie (probes, guests, agents) returns at once,
   // without the promise and microtask hop an async hook costs.
-  app.addHook('onRequest', (request, _reply, done) => {
+  app.addHook('onRequest', (request, reply, done) => {
     const cookie = cookies.read(request);
     if (!cookie || !cookies.worthLookup(cookie)) return done();
     const tokenHash = hashSessionToken(cookie.token);
     opts.storage.findActiveSession(tokenHash).then((session) => {
-      if (session) request.auth = { userId: session.userId, tokenHash, expiresAt: session.expiresAt };
-      else cookies.dead(cookie);
+      if (session) {
+        request.auth = { userId: session.userId, tokenHash, expiresAt: session.expiresAt };
+        // A live session whose cookie carries no signature of ours (from before signatures, or
+        // signed with another AUTH_SECRET): signed afresh, so its next request counts as a person's.
+        if (!cookie.signed)
+          reply.setCookie(cookies.name, cookie.token, sessionCookieOptions(opts.secure, session.expiresAt));
+      } else cookies.dead(cookie);
       done();
     }, done);
   });
@@ -123,6 +128,14 @@ export async function authRoutes(app: FastifyInstance, opts: AuthOptions): Promi
   googleRoutes(app, opts, service, cookies);
 }
 
+/**
+ * The session cookie: signed, so the rate limits can tell a session this service handed out from a
+ * made-up cookie before any lookup (session.ts, SessionCookies).
+ */
+function sessionCookieOptions(secure: boolean, expires: Date) {
+  return { path: '/', httpOnly: true, sameSite: 'lax', secure, signed: true, expires } as const;
+}
+
 /** The cookies the auth routes set: the session, and the device cookie the budgets trust. */
 class AuthCookies {
   readonly #secure: boolean;
@@ -144,16 +157,7 @@ class AuthCookies {
 
   grant(reply: FastifyReply, granted: Granted): void {
     const { token, expiresAt } = granted.session;
-    // Signed, so the rate limits can tell a session this service handed out from a made-up
-    // cookie before any lookup (session.ts, SessionCookies).
-    reply.setCookie(this.session, token, {
-      path: '/',
-      httpOnly: true,
-      sameSite: 'lax',
-      secure: this.#secure,
-      signed: true,
-      expires: expiresAt,
-    });
+    reply.setCookie(this.session, token, sessionCookieOptions(this.#secure, expiresAt));
     if (!granted.device) return;
     reply.setCookie(DEVICE_COOKIE, granted.device.value, {
       path: '/api/auth/',

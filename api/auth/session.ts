@@ -50,9 +50,10 @@ export interface SessionCookie {
   token: string;
   /**
    * Carries this service's signature (HMAC-SHA256 with AUTH_SECRET, @fastify/cookie's signed
-   * cookies): only a session this service handed out can. A value with a signature that does not
-   * verify is no cookie at all; a bare token from before sessions were signed is looked up all
-   * the same, after its network's count.
+   * cookies): only a session this service handed out can. A token whose signature does not verify
+   * (made up, or signed with another AUTH_SECRET: a restart without one, a rotation), or a bare one
+   * from before sessions were signed, is looked up all the same, after its network's count; a
+   * live one is then signed afresh (auth/routes.ts).
    */
   signed: boolean;
 }
@@ -109,14 +110,15 @@ export class SessionCookies {
 function parse(request: FastifyRequest, raw: string | undefined): SessionCookie | null {
   // A token is 43 characters, its signature 44 more: anything much longer is not ours.
   if (!raw || raw.length > 100) return null;
+  let token = raw;
   if (raw.includes('.')) {
-    // A signature that does not verify is a made-up cookie: never looked up.
     const unsigned = request.unsignCookie(raw);
-    return unsigned.valid && unsigned.value ? { token: unsigned.value, signed: true } : null;
+    if (unsigned.valid && unsigned.value) return { token: unsigned.value, signed: true };
+    token = raw.slice(0, raw.lastIndexOf('.'));
   }
-  // A bare token, as sessions were before they were signed: looked up after the network's count,
-  // until those sessions have expired (SESSION_TTL_SEC).
-  return LEGACY_TOKEN.test(raw) ? { token: raw, signed: false } : null;
+  // Unsigned, or signed with another secret: counted against the network, then looked up.
+  return TOKEN.test(token) ? { token, signed: false } : null;
 }
 
-const LEGACY_TOKEN = /^[A-Za-z0-9_-]{43}$/;
+/** `newSessionToken()`'s shape: anything else is not a session of ours, signed or not. */
+const TOKEN = /^[A-Za-z0-9_-]{43}$/;
