@@ -168,6 +168,14 @@ describe('the front door in Chromium, at the address npm start prints', () => {
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
   });
 
+  it('says at start-up that the password breach check is off, and how to turn it on', async () => {
+    await expect
+      .poll(() => server.output.join('\n'))
+      .toMatch(
+        /server: password breach check is off \(PASSWORD_BREACH_CHECK=on turns it on; recommended for any service facing the internet\)/,
+      );
+  });
+
   it('signs up, comes back to /app, uploads through the page and sees captions ready', async () => {
     const page = await browser.newPage();
     const watch = watchPage(page);
