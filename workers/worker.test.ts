@@ -37,6 +37,7 @@ describe('worker configuration from the environment', () => {
         WHISPER_GPU: 'false',
         WHISPER_GPU_DEVICE: '1',
         WHISPER_FLASH_ATTN: 'on',
+        WHISPER_KV_TYPE: 'q8_0',
         WORKER_SHUTDOWN_GRACE_MS: '5000',
         QUEUE_ATTEMPTS: '2',
         QUEUE_LOCK_MS: '10000',
@@ -60,6 +61,7 @@ describe('worker configuration from the environment', () => {
       useGpu: false,
       gpuDevice: 1,
       flashAttn: true,
+      kvType: 'q8_0',
       shutdownGraceMs: 5000,
       attempts: 2,
       maxStalledCount: 1,
@@ -88,6 +90,8 @@ describe('worker configuration from the environment', () => {
     expect(bad({ WORKER_CONCURRENCY: 'two' }).message).toMatch(/^WORKER_CONCURRENCY/);
     expect(bad({ WHISPER_GPU: 'maybe' }).message).toMatch(/^WHISPER_GPU/);
     expect(bad({ WHISPER_FLASH_ATTN: 'yes' }).message).toMatch(/^WHISPER_FLASH_ATTN: on, off or auto/);
+    expect(bad({ WHISPER_KV_TYPE: 'q4_0' }).message).toMatch(/^WHISPER_KV_TYPE: f16 or q8_0/);
+    expect(bad({ WHISPER_KV_TYPE: 'q8_0', WHISPER_FLASH_ATTN: 'off' }).message).toMatch(/^WHISPER_KV_TYPE: q8_0 needs/);
     expect(bad({ QUEUE_NAME: 'a:b' }).message).toMatch(/^QUEUE_NAME/);
     expect(bad({ SOURCE_ALLOWED_PORTS: '0' }).message).toMatch(/^SOURCE_ALLOWED_PORTS/);
   });
