@@ -7,6 +7,8 @@
 #   espeak-ng                 the tests' generated speech
 #   iproute2                  the SSRF corpus' network namespace
 #   chromium                  headless, for the browser tests
+#   wamerican, wngerman, wfrench, wspanish, witalian, wdutch, wportuguese, wbrazilian
+#                             word lists the filler lists are checked against (engine/edit/fillers.test.ts)
 # Idempotent: does nothing when everything is present. Needs root (or sudo) only when it installs.
 set -euo pipefail
 
@@ -22,6 +24,10 @@ command -v redis-server >/dev/null || need+=(redis-server)
 command -v espeak-ng >/dev/null || need+=(espeak-ng)
 command -v ip >/dev/null || need+=(iproute2)
 command -v chromium >/dev/null || need+=(chromium)
+for w in american-english:wamerican ngerman:wngerman french:wfrench spanish:wspanish italian:witalian \
+  dutch:wdutch portuguese:wportuguese brazilian:wbrazilian; do
+  [ -e "/usr/share/dict/${w%%:*}" ] || need+=("${w##*:}")
+done
 [ ${#need[@]} -eq 0 ] && exit 0
 
 sudo=()
