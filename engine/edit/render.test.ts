@@ -111,7 +111,7 @@ describe.each([{ mode: 'full' }, { mode: 'smart' }] as const)('renderEdit: video
     expect(Math.abs(r.duration - 5)).toBeLessThanOrEqual(0.5 / FPS + 1e-9);
   });
 
-  it('re-timed captions land on the frames their words came from; a word cut through goes', async () => {
+  it('re-timed captions land on the frames their words came from; a word the cut takes most of goes', async () => {
     const out = join(dir, `captions-${mode}.mp4`);
     const word = (text: string, start: number) => ({ text, start, end: start + 0.3, p: 1 });
     const t: Transcript = {
@@ -127,7 +127,7 @@ describe.each([{ mode: 'full' }, { mode: 'smart' }] as const)('renderEdit: video
       ],
     };
     const keep = keepFromRemove(6, [
-      { start: 1.03, end: 2.0 }, // cuts through "b" (1.9–2.2)
+      { start: 1.03, end: 2.1 }, // takes most of "b" (1.9–2.2)
       { start: 3.0, end: 3.37 },
       { start: 4.01, end: 5.13 },
     ]);
