@@ -14,7 +14,8 @@
  * 3. Caption text of such text, sent as WebVTT, SRT and a JSON transcript (whose escapes can
  *    carry a NUL or a lone surrogate inside well-formed content), read back as VTT, SRT, the
  *    inline track, the transcript JSON and MCP's get_captions.
- * 4. /v1's form fields (the operators' surface; multipart carries UTF-8 bytes, so a lone
+ * 4. Every string argument of every MCP tool: a result, a tool error or JSON-RPC -32602.
+ * 5. /v1's form fields (the operators' surface; multipart carries UTF-8 bytes, so a lone
  *    surrogate arrives as U+FFFD there).
  * Bounded runs (fast-check prints the seed of any failure to replay it); inject() throughout.
  */
@@ -383,6 +384,42 @@ describe('any Unicode in every string field, read back in every view', () => {
       },
     );
   }, 300_000);
+
+  it('MCP tool arguments of any text: a result, a tool error or -32602, always well-formed', async () => {
+    const videoId = await readyVideo('asked over MCP');
+    const { tools } = expectWellFormed(
+      await user.request({
+        method: 'POST',
+        url: '/mcp',
+        headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json' },
+        payload: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      }),
+      'tools/list',
+    ).result as { tools: Array<{ name: string; inputSchema: { properties?: Record<string, { type?: unknown }> } }> };
+    // Every string argument of every tool but the one that would start a transcription.
+    const fields = tools
+      .filter((tool) => tool.name !== 'transcribe_video')
+      .flatMap((tool) =>
+        Object.entries(tool.inputSchema.properties ?? {})
+          .filter(([, s]) => s.type === 'string' || (Array.isArray(s.type) && s.type.includes('string')))
+          .map(([name]) => [tool.name, name] as const),
+      );
+    expect(fields.length).toBeGreaterThan(5);
+    await fc.assert(
+      fc.asyncProperty(anyText, fc.constantFrom(...fields), async (text, [tool, name]) => {
+        const args: Record<string, unknown> = name === 'id' ? { id: text } : { [name]: text };
+        if (tool.startsWith('get_') && name !== 'id') args.id = videoId;
+        const res = await mcp(tool, args);
+        const body = expectWellFormed(res, `MCP ${tool} ${name}=${JSON.stringify(text)}`);
+        expect(res.statusCode).toBe(200);
+        if (body.error) {
+          expect(body.error.code).toBe(-32602);
+          expect(body.error.message).toMatch(new RegExp(`^Invalid arguments for ${tool}: `));
+        }
+      }),
+      { numRuns: 25 },
+    );
+  }, 120_000);
 
   it('/v1 form fields of any text: refused with a reason or answered, never a 5xx', async () => {
     await fc.assert(
