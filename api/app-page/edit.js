@@ -165,6 +165,17 @@ export function removedRanges(withProposal = false) {
   return merge([...wordRanges(struck), ...ed.pauses.values(), ...(p?.pauses.values() ?? [])]);
 }
 
+/** A draft in one spelling (key order included), so that two equal drafts compare equal as JSON. */
+const canon = (d) => ({
+  words: d.words.map((r) => ({ segment: r.segment, word: r.word })),
+  pauses: d.pauses.map((p) => ({
+    start: p.start,
+    end: p.end,
+    ...(p.from !== undefined ? { from: p.from } : {}),
+    ...(p.to !== undefined ? { to: p.to } : {}),
+  })),
+});
+
 /** The draft as the server keeps it: words by transcript position, pauses in time order. */
 function draftBody() {
   const words = [...ed.struck]
@@ -172,7 +183,7 @@ function draftBody() {
     .map((i) => ed.words[i].ref)
     .filter((r) => Number.isInteger(r.segment) && Number.isInteger(r.word));
   const pauses = [...ed.pauses.values()].sort((a, b) => a.start - b.start);
-  return { words, pauses };
+  return canon({ words, pauses });
 }
 
 const isEmpty = (body) => body.words.length === 0 && body.pauses.length === 0;
@@ -234,7 +245,8 @@ async function loadDraft() {
     if (i !== undefined) ed.struck.add(i);
   }
   for (const p of got.draft.pauses) ed.pauses.set(Math.round(p.start * 1000), p);
-  ed.draft.saved = JSON.stringify(got.draft);
+  // As the page would send it: words it no longer has (the transcript replaced) count as a change.
+  ed.draft.saved = JSON.stringify(canon(got.draft));
   ed.draft.rendered = got.renderedVideoId;
   ed.draft.state = 'saved';
   return !isEmpty(got.draft);
