@@ -418,6 +418,7 @@ async function dataPlaneRoutes(
     guestMaxUploadBytes: config.guests.maxUploadBytes,
     diskFloorBytes: config.media.diskFloorBytes,
     guestVideoTtlSec: config.guests.videoTtlSec,
+    storageQuotaBytes: config.renders.storageQuotaBytes,
   });
   await uploadRoutes(app, { uploads, publicUrl: config.publicUrl });
   await appPageRoutes(app, {

@@ -166,6 +166,12 @@ describe('renders on their own lane, bounded per account', () => {
       code: 'STORAGE_QUOTA_EXCEEDED',
       details: { quotaBytes: 10 * 1000 ** 3 },
     });
+    // Uploads too: the account at its quota starts none.
+    const upload = await other.request({ method: 'POST', url: '/api/videos/multipart/init', payload: {}, csrf: true });
+    expect(upload.statusCode).toBe(413);
+    const body = upload.json<{ code: string; details: { usedBytes: number } }>();
+    expect(body.code).toBe('STORAGE_QUOTA_EXCEEDED');
+    expect(body.details.usedBytes).toBeGreaterThanOrEqual(10 * 1000 ** 3);
   });
 
   it('a clip URL on another host that looks like ours is refused, naming the cause', async () => {

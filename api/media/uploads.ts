@@ -43,6 +43,11 @@ export interface UploadOptions extends DataPlaneOptions {
   diskFloorBytes: number;
   /** A guest's video is removed this long after it was created. */
   guestVideoTtlSec: number;
+  /**
+   * The media one account's videos may take (STORAGE_QUOTA_BYTES): an account at it is refused new
+   * uploads (413 STORAGE_QUOTA_EXCEEDED), and an upload may bring no more than what is left of it.
+   */
+  storageQuotaBytes?: number;
 }
 
 /** Who asks: the signed-in user (null for a guest) and the client network limits are counted on. */
@@ -192,8 +197,21 @@ export class Uploads {
         headers: { 'retry-after': '300' },
       });
     }
-    const maxBytes =
+    let maxBytes =
       caller.userId !== null ? this.#o.maxUploadBytes : Math.min(this.#o.guestMaxUploadBytes, this.#o.maxUploadBytes);
+    const quota = this.#o.storageQuotaBytes;
+    if (caller.userId !== null && quota !== undefined) {
+      const used = (await storage.ownerUsage(caller.userId)).mediaBytes;
+      if (used >= quota) {
+        throw new ApiError(
+          413,
+          'STORAGE_QUOTA_EXCEEDED',
+          `This account's media takes ${used} bytes of its ${quota}-byte quota; delete some to upload more.`,
+          { details: { quotaBytes: quota, usedBytes: used } },
+        );
+      }
+      maxBytes = Math.min(maxBytes, quota - used);
+    }
     let guestToken: string | undefined;
     let video: Video;
     if (caller.userId !== null) {
