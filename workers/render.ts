@@ -83,6 +83,8 @@ export interface RenderLaneOptions extends RenderJobOptions {
   redisUrl?: string;
   /** Default 'render'. */
   queueName?: string;
+  /** Redis key prefix (default the queues' own, 'transcribe'). */
+  prefix?: string;
   /** Renders this process runs at once (default 1). */
   concurrency?: number;
 }
@@ -107,6 +109,7 @@ export async function createRenderLane(options: RenderLaneOptions = {}): Promise
     ? await createBullmqQueue<RenderJobResult>({
         redisUrl: options.redisUrl,
         name: options.queueName ?? 'render',
+        ...(options.prefix ? { prefix: options.prefix } : {}),
         attempts: 2,
       })
     : new MemoryQueue<RenderJobResult>({ attempts: 2 });
