@@ -443,6 +443,19 @@ describe('editing in the page: select, draft, proposals, phone, projects', () =>
     await page.waitForSelector('body[data-editable="true"]', { timeout: 30_000 });
     expect(await texts(page, '#transcript .w.struck')).toEqual(LONG.slice(3, 11).map((w) => w.text));
     await page.screenshot({ path: join(OUTPUT, 'edit-draft-375.png') });
+    // Another device saves a newer draft; this tab, back in front, takes it (and Undo brings its own back).
+    const newer = Array.from({ length: 9 }, (_, k) => ({ segment: 0, word: k === 8 ? 40 : 3 + k }));
+    const put = await client.request({
+      method: 'PUT',
+      url: `/api/videos/${phoneVideoId}/edit-draft`,
+      csrf: true,
+      payload: { words: newer, pauses: [] },
+    });
+    expect(put.statusCode).toBe(200);
+    await inPage(page, `document.dispatchEvent(new Event('visibilitychange'))`);
+    await page.waitForSelector(`${word(40)}.struck`);
+    expect(await texts(page, '#transcript .w.struck')).toHaveLength(9);
+    expect(await inPage(page, 'document.body.dataset.draft')).toBe('saved');
     // The handle at a selection's start, dragged by a finger (just under the word it points at). Last:
     // after a drag, the browser may take the next tap to stop a fling, not as a click.
     const dragHandle = async (to: number) => {

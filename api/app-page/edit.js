@@ -1,12 +1,12 @@
 // The watch page's edit mode (a module of its own beside watch.js): for members, cut a video by its
 // transcript. Select words as in a document (select.js: drag, Shift+click, Shift+arrows, on touch a
-// second tap extends), Delete or Strike strikes them through; one Undo and Redo. "Shorten pauses"
-// and "Remove fillers" show the server's suggestions (GET /api/videos/{id}/edit-suggestions) as a
-// proposal to keep or discard. What is struck is a draft kept on the server per video
-// (/api/videos/{id}/edit-draft), saved a moment after each change, so a reload or another device
-// finds it; leaving before it is saved asks first. The toolbar always says where the draft stands,
-// the cuts (a pending proposal counted) and the new duration, with a list of the cuts, each
-// removable. The player previews the edit by skipping struck ranges as it plays; nothing renders
+// second tap extends, or the handles), Delete or Strike strikes them through; one Undo and Redo.
+// "Shorten pauses" and "Remove fillers" show the server's suggestions (GET
+// /api/videos/{id}/edit-suggestions) as a proposal to keep or discard. What is struck is a draft kept
+// on the server per video (/api/videos/{id}/edit-draft), saved a moment after each change, so a
+// reload or another device finds it, and a tab coming back to the front takes a newer one; leaving
+// before it is saved asks first. The toolbar always says where the draft stands, the cuts (a
+// pending proposal counted) and the new duration, with a list of the cuts, each removable. The player previews the edit by skipping struck ranges as it plays; nothing renders
 // until "Save as new video", which shows the render's progress and then opens the new video.
 // It reads only the transcript watch.js draws (`.w` spans with data-start/end, data-seg/word).
 
@@ -47,7 +47,7 @@ const ed = {
   suggestions: null,
   sel: null,
   /** The draft on the server: its JSON as last saved, the video rendered from it, the save in flight. */
-  draft: { saved: null, rendered: null, state: 'none', timer: 0, inflight: null, lastAt: 0 },
+  draft: { saved: null, rendered: null, updatedAt: null, state: 'none', timer: 0, inflight: null, lastAt: 0 },
 };
 
 const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
@@ -223,6 +223,7 @@ async function saveDraft(renderedVideoId = null) {
     const saved = await ed.draft.inflight;
     ed.draft.saved = json;
     ed.draft.rendered = saved.renderedVideoId;
+    ed.draft.updatedAt = saved.updatedAt;
     ed.draft.state = 'saved';
   } catch (err) {
     ed.draft.state = 'error';
@@ -237,19 +238,41 @@ async function saveDraft(renderedVideoId = null) {
   if (dirty()) scheduleSave();
 }
 
-async function loadDraft() {
-  const got = await api(`/api/videos/${videoId}/edit-draft`);
-  if (!got.draft) return false;
-  for (const r of got.draft.words) {
+/** The server's draft in place of the page's (at load, and when another device saved one since). */
+function takeDraft(got) {
+  ed.struck = new Set();
+  ed.pauses = new Map();
+  for (const r of got.draft?.words ?? []) {
     const i = ed.byRef.get(`${r.segment}:${r.word}`);
     if (i !== undefined) ed.struck.add(i);
   }
-  for (const p of got.draft.pauses) ed.pauses.set(Math.round(p.start * 1000), p);
+  for (const p of got.draft?.pauses ?? []) ed.pauses.set(Math.round(p.start * 1000), p);
   // As the page would send it: words it no longer has (the transcript replaced) count as a change.
-  ed.draft.saved = JSON.stringify(canon(got.draft));
+  ed.draft.saved = got.draft ? JSON.stringify(canon(got.draft)) : null;
   ed.draft.rendered = got.renderedVideoId;
-  ed.draft.state = 'saved';
-  return !isEmpty(got.draft);
+  ed.draft.updatedAt = got.updatedAt;
+  ed.draft.state = got.draft ? 'saved' : 'none';
+  return got.draft !== null && !isEmpty(got.draft);
+}
+
+async function loadDraft() {
+  return takeDraft(await api(`/api/videos/${videoId}/edit-draft`));
+}
+
+/**
+ * Back to this tab with nothing unsaved: a draft saved since on another device replaces this one
+ * (an Undo brings this one back), so an old tab never writes over newer work.
+ */
+async function refreshDraft() {
+  if (dirty() || ed.draft.inflight) return;
+  const got = await api(`/api/videos/${videoId}/edit-draft`);
+  if (got.updatedAt === ed.draft.updatedAt || dirty() || ed.draft.inflight) return;
+  ed.undo.push(snapshot());
+  ed.redo.length = 0;
+  ed.proposal = null;
+  takeDraft(got);
+  if (ed.struck.size + ed.pauses.size > 0 && !ed.on) setMode(true);
+  else paint();
 }
 
 /** The toolbar's line: where the draft stands, the cuts (a pending proposal counted) and the new length. */
@@ -622,6 +645,7 @@ function wire() {
   });
   document.addEventListener('visibilitychange', () => {
     if (document.visibilityState === 'hidden' && dirty()) saveDraft().catch(() => {});
+    if (document.visibilityState === 'visible') refreshDraft().catch(() => {});
   });
 }
 
