@@ -1,14 +1,15 @@
 /**
  * A render's bounds against the real ffmpeg, on the attacks' media: headers that claim 14,000 s of a
- * 1 s file, too many inputs, frames too large, an output past its byte cap, and the child's CPU
- * priority. Every file here is tiny (64×64, 1280×720 for five frames); peak memory at the caps is
- * measured in limits.long.test.ts.
+ * 1 s file, too many inputs, frames too large (the 8192×8192 clip, refused before ffmpeg runs), an
+ * output past its byte cap, and the child's CPU priority. Every file here is short (64×64, 1280×720 for
+ * five frames, one 8192² frame); peak memory at the caps is measured in limits.long.test.ts.
  */
 import { execFileSync } from 'node:child_process';
 import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ffmpeg } from '../../test-support/ffmpeg.ts';
 import { keepWithinContent, renderLimits } from './limits.ts';
 import { probeEditInput } from './probe.ts';
 import { renderEdit } from './render.ts';
@@ -117,6 +118,26 @@ describe('bounds', () => {
       details: { limit: 'inputPixels', index: 0, width: 1280, height: 720 },
     });
     expect(renderLimits().maxInputPixels).toBe(3840 * 2160);
+  });
+
+  it('refuses the 8192×8192 clip before ffmpeg decodes a frame of it', async () => {
+    // One frame: the attack held ffmpeg at 7.4 GB with 0.1 s of it.
+    const huge = join(dir, 'huge.mp4');
+    // biome-ignore format: flag/value pairs read best one pair per line
+    await ffmpeg(
+      '-f', 'lavfi', '-i', 'color=c=black:s=8192x8192:r=25:d=0.04',
+      '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', huge,
+    );
+    const fake = join(dir, 'never-run.sh');
+    await writeFile(fake, `#!/bin/sh\ntouch '${join(dir, 'ffmpeg-ran')}'\nexit 1\n`);
+    await chmod(fake, 0o755);
+    await expect(
+      renderEdit({ input: huge, keep: [{ start: 0, end: 0.04 }], output: join(dir, 'x.mp4'), ffmpegPath: fake }),
+    ).rejects.toMatchObject({
+      code: 'RENDER_LIMIT_EXCEEDED',
+      details: { limit: 'inputPixels', max: 3840 * 2160, width: 8192, height: 8192 },
+    });
+    await expect(readFile(join(dir, 'ffmpeg-ran'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
   it('stops ffmpeg at the output byte cap and fails, leaving no file (-fs)', async () => {
