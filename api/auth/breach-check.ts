@@ -13,6 +13,7 @@
  */
 
 import { createHash } from 'node:crypto';
+import { EngineError } from '../../engine/errors.ts';
 
 /** The public API; PWNED_PASSWORDS_URL names a mirror speaking the same protocol. */
 export const PWNED_PASSWORDS_API = 'https://api.pwnedpasswords.com';
@@ -70,8 +71,10 @@ export class BreachCheck {
       if (text === null) return this.#failed('malformed', { why: `answer over ${MAX_ANSWER_BYTES} bytes` });
       return findSuffix(text, suffix) ?? this.#failed('malformed', { why: 'no SUFFIX:COUNT lines' });
     } catch (err) {
-      // The caller went away: not the API's failure, and nobody is left to answer.
-      if (signal?.aborted) throw signal.reason;
+      // The caller went away: not the API's failure, and nobody is left to answer (499, not logged).
+      if (signal?.aborted) {
+        throw new EngineError('ABORTED', 'The client went away during the password check.', { cause: signal.reason });
+      }
       const reason = timeout.aborted ? 'timeout' : 'unreachable';
       return this.#failed(reason, { error: (err as Error).message });
     }
