@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebVTTParser } from 'webvtt-parser';
 import { makeCounterVideo, readFrames } from '../engine/edit/testing/media.ts';
 import type { Transcript } from '../engine/types.ts';
+import { JFK_MP3 } from '../test-support/media.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BIN = join(ROOT, 'cli/bin/transcribe-edit.js');
@@ -53,7 +54,7 @@ afterAll(async () => {
 });
 
 describe('transcribe-edit', () => {
-  it('cuts a range, fillers and long pauses, and writes re-timed captions beside the output', async () => {
+  it('cuts a range and fillers, and writes re-timed captions beside the output; a tone has no pauses', async () => {
     const out = join(dir, 'edited.mp4');
     const r = await edit([
       input,
@@ -64,11 +65,12 @@ describe('transcribe-edit', () => {
       '--captions', 'vtt,json',
       '--out', out,
     ]); // biome-ignore format: one flag and its value per line
-    expect(r.stderr).toMatch(/3 pieces kept, 6\.\d+ s → 1\.920 s; wrote .*edited\.mp4, .*edited\.vtt, .*edited\.json/);
+    expect(r.stderr).toMatch(/2 pieces kept, 6\.\d+ s → 4\.600 s; wrote .*edited\.mp4, .*edited\.vtt, .*edited\.json/);
     expect(r.code).toBe(0);
-    // Removed: um + its gap [0.6, 1.2) ∪ [1, 2); the pause 2.5 → 4.5 down to 0.2 s; the tail after "again".
+    // Removed: um + its gap [0.6, 1.2) ∪ [1, 2). Pauses are silences in the audio, and this one is a
+    // tone throughout: the gaps between the words stay (the JFK test below shortens real ones).
     const frames = await readFrames(out);
-    expect(frames.length).toBe(48);
+    expect(frames.length).toBe(115);
     const vtt = new WebVTTParser().parse(await readFile(join(dir, 'edited.vtt'), 'utf8'), 'metadata');
     expect(vtt.errors).toEqual([]);
     expect(vtt.cues.map((c) => c.text).join(' ')).toMatch(/^hello world again$/);
@@ -80,6 +82,40 @@ describe('transcribe-edit', () => {
       const shown = frames[Math.round((words[i]?.start ?? 0) * 25)]?.index ?? -1;
       expect(Math.abs(shown - source * 25)).toBeLessThanOrEqual(1);
     }
+  });
+
+  it('shortens the silences of real speech, from the audio, and keeps every word; no filler list: says so', async () => {
+    // The JFK sample with abutting words (DTW's shape): each cue's last word runs over the silence after it.
+    const words = [
+      ['And', 0.32, 0.68], ['so,', 0.68, 1.03], ['my', 1.03, 1.3], ['fellow', 1.3, 1.92], ['Americans,', 1.92, 3.9],
+      ['ask', 3.9, 4.24], ['not', 4.24, 5.35], ['what', 5.35, 5.7], ['your', 5.7, 6.1], ['country', 6.1, 8],
+      ['ask', 8, 8.3], ['what', 8.3, 8.6], ['you', 8.6, 10.6],
+    ] as const; // biome-ignore format: a word per triple
+    const t: Transcript = {
+      language: 'da',
+      duration: 11,
+      segments: [{ start: 0.32, end: 10.6, text: '', words: words.map(([w, a, b]) => word(w, a, b)) }],
+    };
+    const jfkJson = join(dir, 'jfk.json');
+    await writeFile(jfkJson, JSON.stringify(t));
+    const out = join(dir, 'jfk-short.mp3');
+    // biome-ignore format: one flag and its value per line
+    const r = await edit([
+      JFK_MP3,
+      '--transcript', jfkJson,
+      '--shorten-pauses', '0.5', '--pause-to', '0.2',
+      '--remove-fillers',
+      '--captions', 'json',
+      '--out', out,
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/no filler list for language 'da'/);
+    // The two silences over 0.5 s (after "Americans," and after "not") are cut to 0.2 s each.
+    const m = /pieces kept, 11\.\d+ s → (\d+\.\d+) s/.exec(r.stderr);
+    expect(Number(m?.[1])).toBeGreaterThan(9.3);
+    expect(Number(m?.[1])).toBeLessThan(9.9);
+    const retimed = JSON.parse(await readFile(join(dir, 'jfk-short.json'), 'utf8')) as Transcript;
+    expect(retimed.segments.flatMap((s) => s.words ?? []).map((w) => w.text)).toEqual(words.map(([w]) => w));
   });
 
   it('fails with a stable code and no output for bad edits and bad input', async () => {
