@@ -185,6 +185,48 @@ describe('MCP over Streamable HTTP with the SDK client', () => {
     });
   }
 
+  it('malformed params of any request are -32602 in our words, never the SDK validator dump', async () => {
+    const rpc = async (body: unknown) => {
+      const res = await fetch(new URL('/mcp', base), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', cookie },
+        body: JSON.stringify(body),
+      });
+      expect(res.status).toBe(200);
+      return res.json() as Promise<unknown>;
+    };
+    const cases: Array<[string, unknown, string]> = [
+      ['tools/call', { name: 'get_video', arguments: 'x' }, 'arguments must be an object'],
+      ['tools/call', { name: 'get_video', arguments: [1] }, 'arguments must be an object'],
+      ['tools/call', { name: 'get_video', arguments: null }, 'arguments must be an object'],
+      ['tools/call', { name: 5 }, 'name must be a string'],
+      ['tools/call', { name: { toString: 1 } }, 'name must be a string'],
+      ['tools/call', 'get_video', 'params must be an object'],
+      ['tools/list', [1], 'params must be an object'],
+      [
+        'initialize',
+        { protocolVersion: '2025-06-18', capabilities: {} },
+        'clientInfo must be an object with a string name and version',
+      ],
+    ];
+    for (const [method, params, why] of cases) {
+      const body = (await rpc({ jsonrpc: '2.0', id: 3, method, params })) as {
+        error: { code: number; message: string };
+      };
+      expect(body.error.code, `${method} ${JSON.stringify(params)}`).toBe(-32602);
+      expect(body.error.message).toBe(`Invalid params for ${method}: ${why}.`);
+    }
+    // A batch holding one is refused whole, each request answered.
+    const batch = (await rpc([
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'health_check', arguments: 'x' } },
+    ])) as Array<{ id: number; error: { code: number } }>;
+    expect(batch.map((r) => [r.id, r.error.code])).toEqual([
+      [1, -32600],
+      [2, -32602],
+    ]);
+  });
+
   it('the attack: get_video with {"id":{"toString":1}} over raw JSON-RPC is -32602 in our words', async () => {
     const res = await fetch(new URL('/mcp', base), {
       method: 'POST',

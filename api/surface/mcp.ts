@@ -143,7 +143,11 @@ export async function mcpRoutes(app: FastifyInstance, opts: McpOptions): Promise
           response: errorResponses(400, 403, 413, 429),
         },
       },
-      (request, reply) => serveMcp(make(request), request, reply),
+      async (request, reply) => {
+        const refused = malformedRequests(request.body);
+        if (refused) return reply.type('application/json; charset=utf-8').send(refused);
+        return serveMcp(make(request), request, reply);
+      },
     );
     // Stateless: no server-initiated stream to GET, no session to DELETE (the spec's 405).
     app.route({
@@ -156,6 +160,58 @@ export async function mcpRoutes(app: FastifyInstance, opts: McpOptions): Promise
       },
     });
   }
+}
+
+const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/** What is wrong with a request's params, in our words, before the SDK's schemas see them. */
+function paramsProblem(method: string, params: unknown): string | undefined {
+  if (params === undefined)
+    return method === 'tools/call' || method === 'initialize' ? 'params are missing' : undefined;
+  if (!isObject(params)) return 'params must be an object';
+  if (method === 'tools/call') {
+    if (typeof params.name !== 'string') return 'name must be a string';
+    if (params.arguments !== undefined && !isObject(params.arguments)) return 'arguments must be an object';
+  }
+  if (method === 'initialize') {
+    if (typeof params.protocolVersion !== 'string') return 'protocolVersion must be a string';
+    if (!isObject(params.capabilities)) return 'capabilities must be an object';
+    const info = params.clientInfo;
+    if (!isObject(info) || typeof info.name !== 'string' || typeof info.version !== 'string') {
+      return 'clientInfo must be an object with a string name and version';
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Requests whose params the SDK's own schemas would refuse, answered here: the SDK answers them
+ * -32603 with its validator's dump as the message. Ours is invalid-params (-32602) in words. A
+ * batch that holds one is refused whole, each request with its own error.
+ */
+function malformedRequests(body: unknown): unknown {
+  const messages = Array.isArray(body) ? body : [body];
+  const problems = messages.map((m) => {
+    if (!isObject(m) || typeof m.method !== 'string' || (typeof m.id !== 'string' && typeof m.id !== 'number')) {
+      return undefined;
+    }
+    const why = paramsProblem(m.method, m.params);
+    return why === undefined ? undefined : { id: m.id, message: `Invalid params for ${m.method}: ${why}.` };
+  });
+  if (problems.every((p) => p === undefined)) return undefined;
+  const answers = messages.flatMap((m, i) => {
+    const p = problems[i];
+    if (p) return [{ jsonrpc: '2.0', id: p.id, error: { code: ErrorCode.InvalidParams, message: p.message } }];
+    if (!isObject(m) || (typeof m.id !== 'string' && typeof m.id !== 'number')) return [];
+    return [
+      {
+        jsonrpc: '2.0',
+        id: m.id,
+        error: { code: ErrorCode.InvalidRequest, message: 'Not run: its batch holds a request with invalid params.' },
+      },
+    ];
+  });
+  return Array.isArray(body) ? answers : answers[0];
 }
 
 function listed(d: ToolDefinition) {
