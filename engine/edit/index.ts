@@ -5,23 +5,15 @@
  */
 
 export { type EditRequest, type PlannedCuts, planCuts } from './cuts.ts';
-export {
-  checkInputCount,
-  checkInputPixels,
-  checkOutputBytes,
-  checkOutputSeconds,
-  keepWithinContent,
-  RENDER_LIMITS,
-  type RenderLimits,
-  renderLimits,
-} from './limits.ts';
-export { type EditInput, probeEditInput } from './probe.ts';
+export { type SpeechSpansOptions, speechSpansOf } from './speech.ts';
+export { estimateCueWords, hasWordTimes, type IndexedWord, transcriptWords } from './words.ts';
 export {
   checkKeep,
   DURATION_SLACK_SEC,
   keepFromRemove,
   MAX_KEEP_RANGES,
   mergeRanges,
+  subtractRanges,
   type TimeRange,
   totalDuration,
 } from './ranges.ts';
@@ -36,10 +28,27 @@ export {
 } from './render.ts';
 export { retimeTranscript } from './retime.ts';
 export {
+  type EditSuggestions,
+  editSuggestions,
   FILLER_PROMPTS,
   FILLER_WORDS,
+  type FillerCut,
+  fillerSupport,
+  findFillers,
   isFiller,
+  type PauseCut,
   type PauseCutOptions,
   suggestFillerCuts,
   suggestPauseCuts,
 } from './suggest.ts';
+export {
+  checkInputCount,
+  checkInputPixels,
+  checkOutputBytes,
+  checkOutputSeconds,
+  keepWithinContent,
+  RENDER_LIMITS,
+  type RenderLimits,
+  renderLimits,
+} from './limits.ts';
+export { type EditInput, probeEditInput } from './probe.ts';
