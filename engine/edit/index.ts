@@ -5,8 +5,17 @@
  */
 
 export { type EditRequest, type PlannedCuts, planCuts } from './cuts.ts';
-export { type SpeechSpansOptions, speechSpansOf } from './speech.ts';
-export { estimateCueWords, hasWordTimes, type IndexedWord, transcriptWords } from './words.ts';
+export {
+  checkInputCount,
+  checkInputPixels,
+  checkOutputBytes,
+  checkOutputSeconds,
+  keepWithinContent,
+  RENDER_LIMITS,
+  type RenderLimits,
+  renderLimits,
+} from './limits.ts';
+export { type EditInput, probeEditInput } from './probe.ts';
 export {
   checkKeep,
   DURATION_SLACK_SEC,
@@ -27,6 +36,7 @@ export {
   renderEdit,
 } from './render.ts';
 export { retimeTranscript } from './retime.ts';
+export { type SpeechSpansOptions, speechSpansOf } from './speech.ts';
 export {
   type EditSuggestions,
   editSuggestions,
@@ -41,14 +51,4 @@ export {
   suggestFillerCuts,
   suggestPauseCuts,
 } from './suggest.ts';
-export {
-  checkInputCount,
-  checkInputPixels,
-  checkOutputBytes,
-  checkOutputSeconds,
-  keepWithinContent,
-  RENDER_LIMITS,
-  type RenderLimits,
-  renderLimits,
-} from './limits.ts';
-export { type EditInput, probeEditInput } from './probe.ts';
+export { estimateCueWords, hasWordTimes, type IndexedWord, transcriptWords } from './words.ts';
