@@ -46,7 +46,8 @@ export const API_ERROR_CODES = {
   SHARE_PASSWORD_TOO_SHORT: 'A new share password is shorter than SHARE_PASSWORD_MIN_CHARS (details.minLength).',
   SHARE_EXPIRED: 'The share link has expired.',
   CAPTIONS_NOT_FOUND: 'The video has no captions (yet).',
-  CAPTIONS_INVALID: 'The captions sent are not valid WebVTT or SRT.',
+  CAPTIONS_INVALID:
+    'The captions sent are not valid WebVTT or SRT, or not a JSON transcript we read (details.reason says why).',
   CAPTIONS_IN_PROGRESS: 'Captions are already being generated for this video.',
   MEDIA_NOT_READY: 'The video has no media yet (the upload is not complete).',
   MEDIA_INVALID: 'The uploaded file is not media ffmpeg can read (no audio or video stream).',
@@ -67,7 +68,7 @@ export const API_ERROR_CODES = {
     'This account already has as many renders running and waiting as it may (details.limit); see Retry-After.',
   STORAGE_QUOTA_EXCEEDED:
     "The account's media already fills its storage quota (details.quotaBytes, details.usedBytes); delete some first.",
-  EDIT_NEEDS_TRANSCRIPT: 'Shortening pauses and removing fillers need the video’s generated transcript (word times).',
+  EDIT_NEEDS_TRANSCRIPT: 'Removing fillers needs the video’s transcript (captions generated or sent).',
   PROJECT_NOT_FOUND: 'No project with this id.',
   PROJECT_FULL: 'The project already holds as many clips as a project may.',
   CLIP_SOURCE_INVALID:
