@@ -287,3 +287,77 @@ describe('shortening pauses through the trim route', () => {
     expect(edited.segments.flatMap((x) => x.words.map((w) => w.text))).toEqual(before);
   }, 90_000);
 });
+
+describe('transcripts from elsewhere through POST captions', () => {
+  it('keeps an OpenAI verbose_json transcript with its words, and word-level editing works on it', async () => {
+    const v = await jfkVideo();
+    const words = [
+      ['And', 0.32, 0.62],
+      ['so,', 0.62, 1.02],
+      ['my', 1.02, 1.3],
+      ['fellow', 1.3, 1.92],
+      ['Americans,', 1.92, 2.9],
+    ] as const;
+    const verbose = {
+      task: 'transcribe',
+      language: 'english',
+      duration: JFK_SEC,
+      text: 'And so, my fellow Americans,',
+      segments: [{ id: 0, seek: 0, start: 0.32, end: 2.9, text: ' And so, my fellow Americans,', tokens: [] }],
+      words: words.map(([word, start, end]) => ({ word, start, end })),
+    };
+    const post = (format: string, content: string) =>
+      owner.request({ method: 'POST', url: `/api/videos/${v.id}/captions`, payload: { format, content }, csrf: true });
+    expect((await post('json', JSON.stringify(verbose))).statusCode).toBe(200);
+    const tr = (await owner.request({ url: `/api/videos/${v.id}/transcript` })).json<CaptionTranscript>();
+    expect(tr.language).toBe('en');
+    expect(tr.segments[0]!.words.map((w) => [w.text, w.start, w.end])).toEqual(words.map((w) => [...w]));
+    const res = await owner.request({
+      method: 'POST',
+      url: `/api/videos/${v.id}/trim`,
+      payload: { remove: [{ start: 1.3, end: 1.92 }] },
+      csrf: true,
+    });
+    expect(res.statusCode).toBe(202);
+    const id = res.json<{ id: string }>().id;
+    await t.app.dataPlane.edits.settled(id);
+    const edited = (await owner.request({ url: `/api/videos/${id}/transcript` })).json<CaptionTranscript>();
+    expect(edited.segments.flatMap((s) => s.words.map((w) => w.text))).toEqual(['And', 'so,', 'my', 'Americans,']);
+    // Hostile files: a stable reason, nothing stored over the good transcript.
+    const bad = await post('json', JSON.stringify({ segments: [{ start: 'NaN', end: 1, text: 'x' }] }));
+    expect([bad.statusCode, bad.json<{ code: string; details: { reason: string } }>().details.reason]).toEqual([
+      400,
+      'TIME_INVALID',
+    ]);
+    expect((await post('json', 'not json')).json<{ details: { reason: string } }>().details.reason).toBe('JSON_SYNTAX');
+    expect((await post('json', 'é'.repeat(600_000))).statusCode).toBe(413);
+    const still = (await owner.request({ url: `/api/videos/${v.id}/transcript` })).json<CaptionTranscript>();
+    expect(still.segments[0]!.words).toHaveLength(5);
+  }, 90_000);
+
+  it('keeps the words of WebVTT cues with inline timestamps', async () => {
+    const v = await jfkVideo();
+    const vtt = [
+      'WEBVTT',
+      '',
+      '00:00:00.320 --> 00:00:02.900',
+      'And <00:00:00.620>so, <00:00:01.020>my <00:00:01.300>fellow <00:00:01.920>Americans,',
+      '',
+    ].join('\n');
+    const res = await owner.request({
+      method: 'POST',
+      url: `/api/videos/${v.id}/captions`,
+      payload: { format: 'vtt', content: vtt },
+      csrf: true,
+    });
+    expect(res.statusCode).toBe(200);
+    const tr = (await owner.request({ url: `/api/videos/${v.id}/transcript` })).json<CaptionTranscript>();
+    expect(tr.segments[0]!.words.map((w) => [w.text, w.start])).toEqual([
+      ['And', 0.32],
+      ['so,', 0.62],
+      ['my', 1.02],
+      ['fellow', 1.3],
+      ['Americans,', 1.92],
+    ]);
+  });
+});
