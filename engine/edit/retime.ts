@@ -71,6 +71,18 @@ class Mapper {
   }
 }
 
+/** Index of the first of the sorted, disjoint `ranges` that ends after `t` (ranges.length when none). */
+function firstEndingAfter(ranges: readonly TimeRange[], t: number): number {
+  let lo = 0;
+  let hi = ranges.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((ranges[mid] as TimeRange).end <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** The kept part [from, to] of a span, or null when the cuts other than pauses take most of it. */
 class Judge {
   readonly #keep: readonly TimeRange[];
@@ -86,13 +98,15 @@ class Judge {
     if (!Number.isFinite(s) || !Number.isFinite(e)) return null;
     if (!(e - s > EPS)) {
       // A point: kept when a kept range (or a pause) holds it, its edges included.
-      return this.#spared.some((r) => r.start - EPS <= s && s <= r.end + EPS) ? [s, s] : null;
+      const r = this.#spared[firstEndingAfter(this.#spared, s - EPS)];
+      return r && r.start - EPS <= s ? [s, s] : null;
     }
     if (coveredLength(s, e, this.#spared) < (e - s) / 2 - EPS) return null;
     let from = e;
     let to = s;
-    for (const r of this.#keep) {
-      if (r.end <= s) continue;
+    const keep = this.#keep;
+    for (let i = firstEndingAfter(keep, s); i < keep.length; i++) {
+      const r = keep[i] as TimeRange;
       if (r.start >= e) break;
       from = Math.min(from, Math.max(s, r.start));
       to = Math.max(to, Math.min(e, r.end));
@@ -103,7 +117,8 @@ class Judge {
 
   /** Whether [s, e] lies inside one kept range. */
   inside(s: number, e: number): boolean {
-    return this.#keep.some((r) => r.start - EPS <= s && e <= r.end + EPS);
+    const r = this.#keep[firstEndingAfter(this.#keep, s)];
+    return r !== undefined && r.start - EPS <= s && e <= r.end + EPS;
   }
 }
 
