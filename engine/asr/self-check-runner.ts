@@ -219,10 +219,10 @@ function encodeWidth(model: CheckedModel): number {
  */
 function narrowed(v: SelfCheckVerdict, encodeTarget: number): void {
   if (v.stepLimit >= v.batchSize && v.encodeLimit >= encodeTarget) return;
+  const encoder = encodeTarget > 1 ? ` and ${v.encodeLimit} an encoder graph (of ${encodeTarget})` : '';
   process.emitWarning(
-    `batched decoding is verified on ${v.backend} up to ${v.stepLimit} windows a decoder step (of ${v.batchSize}) ` +
-      `and ${v.encodeLimit} an encoder graph (of ${encodeTarget}): the canary's windows met no wider; ` +
-      `batches stop there (${v.key}).`,
+    `batched decoding is verified on ${v.backend} up to ${v.stepLimit} windows a decoder step (of ${v.batchSize})` +
+      `${encoder}: the canary's windows met no wider; batches stop there (${v.key}).`,
     { code: 'WHISPER_BATCH_SELF_CHECK' },
   );
 }
