@@ -94,17 +94,20 @@ async function writeEdit(item: BatchItem, transcript: Transcript, options: Batch
     throw new EngineError('EDIT_INVALID', 'Only local files can be edited, not URLs.');
   }
   const target = await editOutputFormat(item.source, { signal });
-  const { keep } = planCuts(target.duration, transcript, {
+  // Pauses between the words' spans (this batch passes no VAD spans: the CLI and the API measure silence).
+  const planned = planCuts(target.duration, transcript, {
     shortenPausesOver: edit.shortenPausesOver,
     pauseTo: edit.pauseTo,
   });
+  const { keep } = planned;
   const result = await renderEdit({
     input: item.source,
     output: editedPath(outDir, item.id, target.extension),
     keep,
     signal,
   });
-  const edited = retimeTranscript(transcript, result.keep);
+  // Words kept or dropped by the planned ranges, placed by the rendered (frame-snapped) ones.
+  const edited = retimeTranscript(transcript, result.keep, { intended: keep, pauses: planned.pauses });
   for (const format of formats) {
     const name = `${item.id}.edited.${format}`;
     await writeAtomic(editedPath(outDir, item.id, format), outDir, name, render(format, edited));
