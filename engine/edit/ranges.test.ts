@@ -169,6 +169,46 @@ describe('suggested cuts', () => {
     expect(suggestPauseCuts({ language: 'en', duration: 5, segments: [] }, { over: 1, to: 0.2 })).toEqual([]);
   });
 
+  it('measures pauses from speech spans: silence inside a word, and silences joined by a struck word', () => {
+    const t: Transcript = {
+      language: 'en',
+      duration: 4,
+      segments: [
+        {
+          start: 0,
+          end: 3,
+          text: ' long word then',
+          // DTW: "long" runs over the silence after it; the words abut.
+          words: [w('long', 0, 2), w('word', 2, 2.6), w('then', 2.6, 3)],
+        },
+      ],
+    };
+    const speech = [
+      { start: 0, end: 0.5 },
+      { start: 2, end: 2.3 },
+      { start: 2.8, end: 3 },
+    ];
+    // The silence 0.5 → 2 lies inside "long": a pause all the same, cut to 0.2 s.
+    expect(suggestPauseCuts(t, { over: 0.8, to: 0.2, speech })).toEqual([
+      { start: 0.6, end: 1.9, from: 1.5, to: 0.2 },
+      { start: 3.2, end: 4, from: 1, to: 0.2 },
+    ]);
+    // "word" struck (2 → 2.6): the silences on both sides of it (0.5 → 2 and 2.6 → 2.8) join into one of 1.7 s.
+    const planned = planCuts(4, t, { remove: [{ start: 2, end: 2.6 }], shortenPausesOver: 0.8, pauseTo: 0.2, speech });
+    expect(planned.pauseCuts[0]).toEqual({ start: 0.6, end: 2.7, from: 1.7, to: 0.2 });
+    // The silence the cut removes, less the struck word: what re-timing spares.
+    expect(planned.pauses.slice(0, 2)).toEqual([
+      { start: 0.6, end: 2 },
+      { start: 2.6, end: 2.7 },
+    ]);
+    // A pause cut shrinks "long" (its 1.4 s of silence go) and never drops it; "then" loses its silent start.
+    const out = retimeTranscript(t, planned.keep, { pauses: planned.pauses });
+    expect(out.segments[0]?.words?.map((x) => [x.text, x.start, x.end])).toEqual([
+      ['long', 0, 0.6],
+      ['then', 0.6, 0.9],
+    ]);
+  });
+
   it('finds fillers from the language list and takes the gap after them', () => {
     expect(suggestFillerCuts(transcript)).toEqual([{ start: 1.6, end: 2.1 }]);
     expect(['um', 'Umm,', 'uh…', 'erm', 'Hmm.', 'mhm'].every((x) => isFiller(x, 'en'))).toBe(true);
