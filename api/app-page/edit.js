@@ -329,7 +329,7 @@ function paintCuts() {
       player().currentTime = Math.max(0, r.start - 1);
     });
     const what = document.createElement('span');
-    what.textContent = ` ${secs(r.end - r.start)} · ${text ? `“${text.length > 60 ? `${text.slice(0, 57)}…` : text}”` : 'pause'}${isProposed ? ' (proposed)' : ''} `;
+    what.textContent = ` ${secs(r.end - r.start)} · ${text ? `“${[...text].length > 60 ? `${[...text].slice(0, 57).join('')}…` : text}”` : 'pause'}${isProposed ? ' (proposed)' : ''} `;
     const remove = document.createElement('button');
     remove.type = 'button';
     remove.textContent = 'Remove';

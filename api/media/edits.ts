@@ -28,6 +28,7 @@ import type { Transcript } from '../../engine/types.ts';
 import type { RenderJobResult, RenderLane } from '../../workers/index.ts';
 import { ApiError, jobFailure } from '../errors.ts';
 import type { Captions, Project, RenderSpec, Storage, TimeSpan, Video } from '../storage/types.ts';
+import { cutText } from '../text.ts';
 import { captionsTranscript, storedEngineTranscript, storedTranscript } from './captions.ts';
 import type { EditSuggester } from './edit-suggestions.ts';
 import type { MediaFiles } from './files.ts';
@@ -383,7 +384,7 @@ export class EditRenders {
 
   async #fail(videoId: string, reason: string): Promise<void> {
     await this.#o.storage
-      .transitionVideo(videoId, 'rendering', { state: 'failed', renderError: reason.slice(0, 500), renderSpec: null })
+      .transitionVideo(videoId, 'rendering', { state: 'failed', renderError: cutText(reason, 500), renderSpec: null })
       .catch(() => null);
   }
 }
