@@ -142,6 +142,9 @@ export const MIGRATIONS: readonly string[] = [
      updated_by text REFERENCES users(id) ON DELETE SET NULL,
      updated_at timestamptz NOT NULL DEFAULT date_trunc('milliseconds', clock_timestamp())
    );`,
+  // An account's storage quota and render share sum its videos on every upload and render
+  // (ownerUsage): without this index that sum reads the whole table.
+  'CREATE INDEX videos_owner_idx ON videos (owner_id);',
 ];
 
 /** Arbitrary constant: serialises concurrent migrators on one database. */
