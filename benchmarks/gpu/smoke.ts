@@ -22,7 +22,7 @@
  *  5. wideSelfCheck (--wide-batch W, 0 to skip): a model loaded at batchSize W runs its self-check, whose
  *     canary fills W windows: its verdict (status, widestStep, widestEncode, the limits it licenses, its
  *     cost in ms) and the CUDA-graph counters' change over the check. It passes when verified with
- *     widestStep = W: the self-check compared the widest step the sweep then runs.
+ *     widestStep ≥ W: the self-check compared the widest step the sweep then runs.
  *  Then what ggml-cuda did with CUDA graphs over all of it (engine/asr/native/patches/0008: captures,
  *  updates, replays, graphs run kernel by kernel and why), printed and recorded as `cudaGraphs`; a CPU
  *  build records "not a CUDA build".
@@ -291,9 +291,6 @@ function device(): string {
   );
 }
 const name = `gpu-smoke-${device()}-${MODEL_NAME}`;
-const failed = Object.entries(checks)
-  .filter(([, c]) => !c.ok)
-  .map(([k]) => k);
 if (WIDE >= 2) {
   await check('wideSelfCheck', async () => {
     const before = testing.cudaGraphCounters();
@@ -307,7 +304,8 @@ if (WIDE >= 2) {
             )
           : null;
       return {
-        ok: v?.status === 'verified' && v.widestStep === WIDE,
+        // A verdict of this setup kept from a wider check licenses this width too (it compared more).
+        ok: v?.status === 'verified' && v.widestStep >= WIDE,
         batch: WIDE,
         selfCheck: v,
         info: m.info,
@@ -317,6 +315,9 @@ if (WIDE >= 2) {
   });
 }
 
+const failed = Object.entries(checks)
+  .filter(([, c]) => !c.ok)
+  .map(([k]) => k);
 const cudaGraphs = testing.cudaGraphCounters() ?? 'not a CUDA build';
 log(
   `CUDA graphs (ggml-cuda, this process): ${typeof cudaGraphs === 'string' ? cudaGraphs : JSON.stringify(cudaGraphs)}`,
