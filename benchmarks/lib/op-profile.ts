@@ -87,12 +87,15 @@ export function formatProfile(p: GraphProfile): string {
     `${p.graph === 'encoder' ? 'encoder graph' : 'decoder step'}, ${p.windows} ${p.graph === 'encoder' ? 'window' : 'call'}` +
     `${p.windows === 1 ? '' : 's'}${p.graph === 'encoder' ? '' : ` (${p.tokens} tokens)`}: ` +
     `${p.nodes} nodes; unprofiled ${p.graphMs.toFixed(2)} ms, profiled ${p.profiledMs.toFixed(2)} ms ` +
-    `(nodes ${p.nodeMs.toFixed(2)} ms, computed one by one: read the shares, not the sum)`;
-  const cols = ['op', 'count', 'ms', '% graph', 'MB read', 'MB written', 'GB/s'];
+    `(nodes ${p.nodeMs.toFixed(2)} ms, computed one by one: read the shares, not the sum); ` +
+    `${p.splits} scheduler split${p.splits === 1 ? '' : 's'}, ${(p.copyBytes / MB).toFixed(1)} MB copied between backends`;
+  const cols = ['op', 'backend', 'types', 'count', 'ms', '% graph', 'MB read', 'MB written', 'GB/s'];
   const rows = p.ops.map((o) => {
     const r = opRow(o, p.nodeMs);
     return [
       r.op,
+      r.backend,
+      r.types,
       String(r.count),
       r.ms.toFixed(3),
       r.pctOfGraph.toFixed(1),
@@ -103,6 +106,6 @@ export function formatProfile(p: GraphProfile): string {
   });
   const widths = cols.map((c, i) => Math.max(c.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (r: string[]) =>
-    r.map((v, i) => (i === 0 ? v.padEnd(widths[i] ?? 0) : v.padStart(widths[i] ?? 0))).join('  ');
+    r.map((v, i) => (i < 3 ? v.padEnd(widths[i] ?? 0) : v.padStart(widths[i] ?? 0))).join('  ');
   return [head, line(cols), ...rows.map(line)].join('\n');
 }
