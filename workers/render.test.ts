@@ -58,6 +58,8 @@ describe.each(['memory', 'bullmq'] as const)('the render lane (%s)', (kind) => {
         progress.push(p.fraction ?? 0),
       );
       expect(r).toMatchObject({ hasVideo: false, hasAudio: true, contentType: 'audio/mp4' });
+      // Which way it rendered, and why not smart, travel through the queue (an audio-only edit goes the full way).
+      expect(r).toMatchObject({ method: 'full', reason: expect.stringMatching(/^no video/) });
       expect(r.duration).toBeGreaterThan(0.99);
       expect(r.duration).toBeLessThan(1.05);
       expect(r.parts).toHaveLength(1);

@@ -11,6 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { EngineError } from '../engine/errors.ts';
 import { type RenderLimits, renderEdit } from '../engine/index.ts';
 import type { Progress } from '../engine/types.ts';
@@ -35,7 +36,9 @@ export async function runRenderJob(
   options: RenderJobOptions = {},
 ): Promise<RenderJobResult> {
   const render = options.render ?? renderEdit;
-  const partial = `${spec.output}.partial`;
+  // The temporary name keeps the output's extension: renderEdit reads the container asked for from it
+  // (an output named .partial would rule smart render out).
+  const partial = join(dirname(spec.output), `.partial-${basename(spec.output)}`);
   const limits: Partial<RenderLimits> = { ...options.limits };
   if (spec.maxOutputBytes !== undefined) {
     limits.maxOutputBytes = Math.min(spec.maxOutputBytes, limits.maxOutputBytes ?? Number.MAX_SAFE_INTEGER);
@@ -63,6 +66,8 @@ export async function runRenderJob(
       hasVideo: out.hasVideo,
       hasAudio: out.hasAudio,
       contentType: out.contentType,
+      method: out.method,
+      ...(out.reason !== undefined ? { reason: out.reason } : {}),
     };
   } finally {
     await rm(partial, { force: true });

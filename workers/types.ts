@@ -89,6 +89,10 @@ export interface RenderJobResult {
   hasVideo: boolean;
   hasAudio: boolean;
   contentType: string;
+  /** 'smart': the untouched stretches between keyframes copied, re-encoded around each cut; 'full': all re-encoded. */
+  method: 'smart' | 'full';
+  /** Why not smart, when `method` is 'full' (engine/edit's RenderEditResult.reason). */
+  reason?: string;
 }
 
 export interface TranscriptionJobInput {

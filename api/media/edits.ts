@@ -76,6 +76,8 @@ export interface RenderStatus {
   /** 0..1 while this process renders it; null otherwise. */
   progress: number | null;
   error: string | null;
+  /** Once rendered: which way (smart or full) and why not smart (null when smart). */
+  render: { method: NonNullable<Video['renderMethod']>; reason: string | null } | null;
 }
 
 export class EditRenders {
@@ -183,6 +185,7 @@ export class EditRenders {
       state: video.state,
       progress: video.state === 'rendering' && running ? running.progress : null,
       error: video.renderError,
+      render: video.renderMethod !== null ? { method: video.renderMethod, reason: video.renderNote } : null,
     };
   }
 
@@ -300,7 +303,7 @@ export class EditRenders {
       release?.();
       signal.throwIfAborted();
       const done = renderedSpec(spec, rendered);
-      await this.#finish(video, done.planned, done.rendered, output, signal);
+      await this.#finish(video, done.planned, done.rendered, output, rendered, signal);
     } catch (err) {
       release?.();
       // Shutting down: left `rendering`, for recover() at the next start.
@@ -315,12 +318,16 @@ export class EditRenders {
     }
   }
 
-  /** The output probed, its thumbnail made, the sources' words re-timed onto it, then `ready`. */
+  /**
+   * The output probed, its thumbnail made, the sources' words re-timed onto it, then `ready`, with
+   * the way it rendered (smart or full, and why not smart) recorded.
+   */
   async #finish(
     video: Video,
     planned: RenderSpec,
     spec: RenderSpec,
     output: string,
+    how: Pick<RenderJobResult, 'method' | 'reason'>,
     signal: AbortSignal,
   ): Promise<void> {
     const { files, storage } = this.#o;
@@ -349,6 +356,9 @@ export class EditRenders {
       mediaType: mediaContentType(info),
       hasThumbnail,
       renderSpec: null,
+      // Which way it rendered, and why not smart: the record answers "why did this take minutes?".
+      renderMethod: how.method,
+      renderNote: how.method === 'full' ? cutText(how.reason ?? '', 500) || null : null,
     });
   }
 

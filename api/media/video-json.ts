@@ -3,7 +3,7 @@
  * stored video into it (URLs on the media origin, dates as ISO strings, no secrets).
  */
 
-import { VIDEO_ORIGINS, VIDEO_STATES, type Video } from '../storage/types.ts';
+import { RENDER_METHODS, VIDEO_ORIGINS, VIDEO_STATES, type Video } from '../storage/types.ts';
 
 export const videoSchema = {
   $id: 'Video',
@@ -53,6 +53,18 @@ export const videoSchema = {
     captionStatus: { type: 'string', enum: ['none', 'processing', 'ready'] },
     captionError: { type: ['string', 'null'], description: 'Why the last generation failed' },
     renderError: { type: ['string', 'null'], description: "Why an edit's render failed (state failed)" },
+    render: {
+      type: 'object',
+      required: ['method', 'reason'],
+      additionalProperties: false,
+      description:
+        "How a trim's or export's render went, once rendered: `smart` copied the untouched stretches between " +
+        'keyframes and re-encoded only around each cut, `full` re-encoded it all; `reason` says why not smart',
+      properties: {
+        method: { type: 'string', enum: RENDER_METHODS },
+        reason: { type: ['string', 'null'] },
+      },
+    },
     captionProgress: {
       type: 'integer',
       minimum: 0,
@@ -88,6 +100,7 @@ export function videoJson(v: Video, mediaOrigin: string, captionProgress: number
     captionStatus: v.captionStatus,
     captionError: v.captionError,
     renderError: v.renderError,
+    ...(v.renderMethod !== null ? { render: { method: v.renderMethod, reason: v.renderNote } } : {}),
     ...(v.captionStatus === 'processing' && captionProgress !== null ? { captionProgress } : {}),
     createdAt: v.createdAt.toISOString(),
     updatedAt: v.updatedAt.toISOString(),

@@ -142,6 +142,15 @@ describe('POST /api/videos/{id}/trim', () => {
     const done = await settledVideo(made.id);
     expect(done).toMatchObject({ state: 'ready', captionStatus: 'ready', renderError: null });
     expect(done.durationSec as number).toBeCloseTo(DURATION - 1, 1);
+    // One 4 s GOP (x264's default keyint): nothing lies between keyframes to copy, so it was all re-encoded, and
+    // the record says so and why, on the video and in the render's status.
+    const how = { method: 'full', reason: expect.stringMatching(/^only 0 % of the output lies between keyframes$/) };
+    expect(done.render).toEqual(how);
+    expect((await owner.request({ url: `/api/videos/${made.id}/render` })).json()).toMatchObject({
+      state: 'ready',
+      render: how,
+    });
+    expect((await storage.getVideo(made.id))?.renderMethod).toBe('full');
     const w = await words(made.id);
     expect(w.map((x) => x.text)).toEqual(['one', 'um', 'three']);
     // Within one frame (25 fps) of the source's times, shifted by the cut.
@@ -154,6 +163,31 @@ describe('POST /api/videos/{id}/trim', () => {
     expect(src).toMatchObject({ state: 'ready', durationSec: DURATION, origin: 'upload' });
     expect(statSync(t.app.dataPlane.files.mediaPath(source.id)).size).toBe(before);
     expect((await words(source.id)).map((x) => x.text)).toEqual(['one', 'two', 'um', 'three']);
+  }, 90_000);
+
+  it('a trim of a recording with 1 s GOPs copies between keyframes (smart render), and its record says so', async () => {
+    const gops = join(dir, 'gops.mp4');
+    execFileSync('ffmpeg', [
+      ...['-v', 'error', '-f', 'lavfi', '-i', `testsrc2=size=160x120:rate=25:duration=${DURATION}`],
+      ...['-f', 'lavfi', '-i', `aevalsrc=sin(2*PI*(400+100*floor(t))*t):s=48000:d=${DURATION}`],
+      ...['-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-pix_fmt', 'yuv420p', '-c:a', 'aac'],
+      ...['-shortest', '-y', gops],
+    ]);
+    const source = await readyVideo(gops, 'GOPs');
+    const res = await trim(owner, source.id, { remove: [{ start: 1, end: 2 }] });
+    expect(res.statusCode).toBe(202);
+    const id = res.json<{ id: string }>().id;
+    expect(res.json()).not.toHaveProperty('render');
+    const done = await settledVideo(id);
+    expect(done).toMatchObject({ state: 'ready', renderError: null, mediaType: 'video/mp4' });
+    expect(done.durationSec as number).toBeCloseTo(DURATION - 1, 1);
+    expect(done.render).toEqual({ method: 'smart', reason: null });
+    const status = (await owner.request({ url: `/api/videos/${id}/render` })).json();
+    expect(status).toMatchObject({ state: 'ready', error: null, render: { method: 'smart', reason: null } });
+    const stored = await storage.getVideo(id);
+    expect(stored).toMatchObject({ renderMethod: 'smart', renderNote: null });
+    // The source, never rendered, has no render record.
+    expect((await owner.request({ url: `/api/videos/${source.id}/render` })).json()).toMatchObject({ render: null });
   }, 90_000);
 
   it('removes fillers when asked; pauses are silences in the audio, and a steady tone has none', async () => {
@@ -461,6 +495,8 @@ describe('projects', () => {
     const done = await settledVideo(made.id);
     expect(done).toMatchObject({ state: 'ready', captionStatus: 'ready', renderError: null });
     expect(done.durationSec as number).toBeCloseTo(4, 1);
+    // Clips of two sources are joined in one re-encode, and the export's record says why.
+    expect(done.render).toEqual({ method: 'full', reason: 'several inputs are joined the full way' });
     // The first clip's words at their place in [1, 3); the second's shifted by the first clip's 2 s.
     const w = await words(made.id);
     expect(w.map((x) => x.text)).toEqual(['two', 'um', 'one', 'two']);

@@ -13,7 +13,7 @@ import { resolveOwnMedia } from '../media/own-media.ts';
 import { checkClipSource, ms, projectJson, projectSchema, resolveClipSource } from '../media/project-json.ts';
 import { videoJson, videoRef } from '../media/video-json.ts';
 import { csrfHeader, errorResponses } from '../schemas.ts';
-import type { Project, ProjectClip, Storage } from '../storage/types.ts';
+import { type Project, type ProjectClip, RENDER_METHODS, type Storage } from '../storage/types.ts';
 import { editDraftRoutes } from './edit-drafts.ts';
 
 export interface EditRouteOptions extends DataPlaneOptions {
@@ -36,12 +36,23 @@ const rangeSchema = {
 
 const renderStatusSchema = {
   type: 'object',
-  required: ['videoId', 'state', 'progress', 'error'],
+  required: ['videoId', 'state', 'progress', 'error', 'render'],
   properties: {
     videoId: { type: 'string' },
     state: { type: 'string', enum: ['uploading', 'ready', 'rendering', 'failed'] },
     progress: { type: ['number', 'null'], description: '0..1 while the render runs on the instance asked' },
     error: { type: ['string', 'null'], description: 'Why the render failed (CODE: message)' },
+    render: {
+      type: ['object', 'null'],
+      required: ['method', 'reason'],
+      description:
+        'Once rendered: `smart` (untouched stretches copied between keyframes, re-encoded around each cut) or ' +
+        '`full` (all re-encoded), and `reason`, why not smart; null before',
+      properties: {
+        method: { type: 'string', enum: RENDER_METHODS },
+        reason: { type: ['string', 'null'] },
+      },
+    },
   },
 } as const;
 

@@ -71,6 +71,11 @@ export interface RenderSpec {
   parts: Array<{ videoId: string; keep: TimeSpan[]; pauses?: TimeSpan[] }>;
   attempts: number;
 }
+
+/** How an edit was rendered: 'smart' (untouched stretches copied between keyframes) or 'full' (all re-encoded). */
+export type RenderMethod = 'smart' | 'full';
+export const RENDER_METHODS: readonly RenderMethod[] = ['smart', 'full'];
+
 export type CaptionStatus = 'none' | 'processing' | 'ready';
 
 export interface Folder {
@@ -109,6 +114,10 @@ export interface Video {
   renderSpec: RenderSpec | null;
   /** Why the render failed (`CODE: message`), for state `failed`. */
   renderError: string | null;
+  /** How a trim's or export's render went: 'smart' (copied between keyframes) or 'full' (re-encoded); null before. */
+  renderMethod: RenderMethod | null;
+  /** Why the render was not smart (method 'full'); null otherwise. */
+  renderNote: string | null;
   /** The video a trim was cut from. */
   sourceVideoId: string | null;
   /** The project an export rendered. */
@@ -151,6 +160,8 @@ export type VideoPatch = Partial<
     | 'captionError'
     | 'renderSpec'
     | 'renderError'
+    | 'renderMethod'
+    | 'renderNote'
   >
 >;
 

@@ -145,6 +145,9 @@ export const MIGRATIONS: readonly string[] = [
   // An account's storage quota and render share sum its videos on every upload and render
   // (ownerUsage): without this index that sum reads the whole table.
   'CREATE INDEX videos_owner_idx ON videos (owner_id);',
+  // Which way an edit's render went ('smart': copied between keyframes, re-encoded around the cuts;
+  // 'full': all re-encoded) and, for 'full', why not smart.
+  'ALTER TABLE videos ADD COLUMN render_method text, ADD COLUMN render_note text;',
 ];
 
 /** Arbitrary constant: serialises concurrent migrators on one database. */

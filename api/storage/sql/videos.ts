@@ -1,7 +1,16 @@
 /** Videos: the library's records (guests' recordings too): lists, patches, guest claims, caption status. */
 
 import { uuidv7 } from '../ids.ts';
-import type { CaptionStatus, NewVideo, RenderSpec, Video, VideoPatch, VideoQuery, VideoState } from '../types.ts';
+import type {
+  CaptionStatus,
+  NewVideo,
+  RenderMethod,
+  RenderSpec,
+  Video,
+  VideoPatch,
+  VideoQuery,
+  VideoState,
+} from '../types.ts';
 import type { Queryable } from './client.ts';
 
 interface VideoRow {
@@ -26,6 +35,8 @@ interface VideoRow {
   caption_error: string | null;
   render_spec: RenderSpec | string | null;
   render_error: string | null;
+  render_method: RenderMethod | null;
+  render_note: string | null;
   source_video_id: string | null;
   project_id: string | null;
   created_at: Date;
@@ -55,6 +66,8 @@ const toVideo = (r: VideoRow): Video => ({
   captionError: r.caption_error,
   renderSpec: typeof r.render_spec === 'string' ? JSON.parse(r.render_spec) : r.render_spec,
   renderError: r.render_error,
+  renderMethod: r.render_method,
+  renderNote: r.render_note,
   sourceVideoId: r.source_video_id,
   projectId: r.project_id,
   createdAt: new Date(r.created_at),
@@ -78,6 +91,8 @@ const VIDEO_PATCH_COLUMNS: Readonly<Record<keyof VideoPatch, string>> = {
   captionError: 'caption_error',
   renderSpec: 'render_spec',
   renderError: 'render_error',
+  renderMethod: 'render_method',
+  renderNote: 'render_note',
 };
 
 /** jsonb columns take their value as JSON text. */
