@@ -66,6 +66,8 @@ describe('transcribe-edit', () => {
       '--out', out,
     ]); // biome-ignore format: one flag and its value per line
     expect(r.stderr).toMatch(/2 pieces kept, 6\.\d+ s → 4\.600 s; wrote .*edited\.mp4, .*edited\.vtt, .*edited\.json/);
+    // 2 s GOPs, the last 4 s kept whole: copied between keyframes, and the summary says so.
+    expect(r.stderr).toMatch(/json; smart render\n$/);
     expect(r.code).toBe(0);
     // Removed: um + its gap [0.6, 1.2) ∪ [1, 2). Pauses are silences in the audio, and this one is a
     // tone throughout: the gaps between the words stay (the JFK test below shortens real ones).
@@ -114,6 +116,8 @@ describe('transcribe-edit', () => {
     const m = /pieces kept, 11\.\d+ s → (\d+\.\d+) s/.exec(r.stderr);
     expect(Number(m?.[1])).toBeGreaterThan(9.3);
     expect(Number(m?.[1])).toBeLessThan(9.9);
+    // Audio only: the full render, which keeps MP3 as MP3, and the summary says why.
+    expect(r.stderr).toMatch(/; full render: no video: an audio-only edit is written in the source codec already\n$/);
     const retimed = JSON.parse(await readFile(join(dir, 'jfk-short.json'), 'utf8')) as Transcript;
     expect(retimed.segments.flatMap((s) => s.words ?? []).map((w) => w.text)).toEqual(words.map(([w]) => w));
   });
@@ -158,6 +162,7 @@ describe('transcribe-edit', () => {
     // A model that cannot exist: were one loaded, this would fail MODEL_UNKNOWN.
     const r = await edit([input, '--remove', '1-2', '--out', out, '--force', '--model', 'no-such-model', '--offline']);
     expect(r.stderr).toMatch(/2 pieces kept, 6\.\d+ s → 5\.000 s; wrote .*plain\.mp4 \(no captions/);
+    expect(r.stderr).toMatch(/--transcript\); smart render\n$/);
     expect(r.code).toBe(0);
     expect((await readFrames(out)).length).toBe(125);
     await expect(stat(join(dir, 'plain.vtt'))).rejects.toMatchObject({ code: 'ENOENT' });

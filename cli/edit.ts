@@ -13,11 +13,11 @@ import { parse as parsePath, resolve as resolvePath } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureAddon } from '../engine/asr/native/ensure.ts';
 import { type CaptionFormat, render } from '../engine/captions/index.ts';
+import { probeEditInput } from '../engine/edit/probe.ts';
 import { speechSpansOf } from '../engine/edit/speech.ts';
 import { EngineError } from '../engine/errors.ts';
 import {
   createEngine,
-  editOutputFormat,
   FILLER_PROMPTS,
   planCuts,
   renderEdit,
@@ -32,7 +32,8 @@ import type { ProgressBar } from './progress.ts';
 
 const USAGE = `usage: transcribe-edit <file> --out OUT [options]
 
-  --out FILE              the edited media: MP4 (H.264/AAC) for video, the source's codec for audio
+  --out FILE              the edited media: for video the source's codec and container where smart render
+                          keeps them (H.264 in MP4, VP8/VP9 in WebM), else MP4 (H.264/AAC); audio in its codec
                           (never the input; an existing file only with --force)
   --force                 replace --out (and its captions) when they exist
   --dry-run               print the cut list and the new duration; write nothing
@@ -246,7 +247,7 @@ const fmt = (s: number) => s.toFixed(3);
 async function edit(a: EditArgs, bar: ProgressBar, signal: AbortSignal): Promise<string> {
   if (!a.dryRun) await checkOutput(a);
   // The content's duration, from its packets (engine/edit/probe.ts), as the render will measure it.
-  const info = await editOutputFormat(a.input, { signal });
+  const info = await probeEditInput(a.input, { signal });
   const transcript: Transcript | null = !needsTranscript(a)
     ? null
     : a.transcript
@@ -282,8 +283,10 @@ async function edit(a: EditArgs, bar: ProgressBar, signal: AbortSignal): Promise
     onProgress: (p) => bar.update('render', p.fraction),
   });
   const written = [a.out];
+  // Which way it rendered: smart (copied between keyframes, re-encoded around the cuts), or full and why.
+  const how = result.method === 'smart' ? 'smart render' : `full render: ${result.reason}`;
   if (!transcript) {
-    return `transcribe-edit: ${result.keep.length} pieces kept, ${fmt(duration)} s → ${fmt(result.duration)} s; wrote ${a.out} (no captions: no --transcript)\n`;
+    return `transcribe-edit: ${result.keep.length} pieces kept, ${fmt(duration)} s → ${fmt(result.duration)} s; wrote ${a.out} (no captions: no --transcript); ${how}\n`;
   }
   // Words are kept or dropped by the planned ranges, placed by the rendered (frame-snapped) ones.
   const edited = retimeTranscript(transcript, result.keep, { intended: keep, pauses: planned.pauses });
@@ -292,7 +295,7 @@ async function edit(a: EditArgs, bar: ProgressBar, signal: AbortSignal): Promise
     await writeAtomic(path, render(format, edited));
     written.push(path);
   }
-  return `transcribe-edit: ${result.keep.length} pieces kept, ${fmt(duration)} s → ${fmt(result.duration)} s; wrote ${written.join(', ')}\n`;
+  return `transcribe-edit: ${result.keep.length} pieces kept, ${fmt(duration)} s → ${fmt(result.duration)} s; wrote ${written.join(', ')}; ${how}\n`;
 }
 
 export function main(argv: string[]): Promise<number> {

@@ -27,6 +27,7 @@ export {
   totalDuration,
 } from './ranges.ts';
 export {
+  type EditOutputFormat,
   editOutputFormat,
   MAX_RENDER_INPUTS,
   RENDER_DEFAULTS,

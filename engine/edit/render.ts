@@ -39,7 +39,7 @@ import {
 } from './plan.ts';
 import { type EditInput, probeEditInput } from './probe.ts';
 import type { TimeRange } from './ranges.ts';
-import { type RenderMethod, smartRender } from './smart.ts';
+import { type RenderMethod, smartRender, smartTarget } from './smart.ts';
 
 /** One input of a multi-input render: a local media file and the ranges kept of it. */
 export interface RenderInput {
@@ -313,17 +313,52 @@ export async function renderEdit(opts: RenderEditOptions): Promise<RenderEditRes
   }
 }
 
+/** What renderEdit will write (editOutputFormat). */
+export interface EditOutputFormat {
+  container: string;
+  extension: string;
+  contentType: string;
+  hasVideo: boolean;
+  /** The input's content, in seconds (from its packets, as the render measures it). */
+  duration: number;
+  /** The way the render will go; `reason`, why not smart. */
+  method: RenderMethod;
+  reason?: string;
+}
+
 /**
- * What renderEdit will write for `input` (the container, its extension and Content-Type), before
- * rendering: to name the output file. Same probe and errors as renderEdit's.
+ * What renderEdit will write for `input` (the container, its extension and Content-Type, and the way
+ * it goes), before rendering: to name the output file. With `keep` (default: the whole content),
+ * the same checks smart render makes before its first encode (smart.ts's smartTarget): a WebM source
+ * it can cut is kept WebM, anything else is the full render's MP4 (or the audio's own codec). A
+ * render that passes them yet sees a re-encoded piece fail its own checks still goes the full way:
+ * its result's `method` and `extension` are what was written. Same probes and errors as renderEdit's.
  */
 export async function editOutputFormat(
   input: string,
-  opts: Pick<RenderEditOptions, 'ffprobePath' | 'signal'> = {},
-): Promise<{ container: string; extension: string; contentType: string; hasVideo: boolean; duration: number }> {
-  const probed = await probeEditInput(input, { ffprobePath: opts.ffprobePath, signal: opts.signal });
-  const { container, extension, contentType } = outputFormat(probed);
-  return { container, extension, contentType, hasVideo: probed.video !== undefined, duration: probed.duration };
+  opts: Pick<RenderEditOptions, 'ffprobePath' | 'signal' | 'keep' | 'clipToContent' | 'maxFps' | 'smart' | 'video'> & {
+    /** The output's name, when the caller has one: an extension naming another container rules smart out. */
+    output?: string;
+  } = {},
+): Promise<EditOutputFormat> {
+  const maxFps = opts.maxFps ?? RENDER_DEFAULTS.maxFps;
+  const probed = await probeEditInput(input, { ffprobePath: opts.ffprobePath, signal: opts.signal, maxFps });
+  const keep = keepWithinContent(
+    opts.keep ?? [{ start: 0, end: probed.duration }],
+    probed.duration,
+    opts.clipToContent === true,
+  );
+  const plan = planParts([{ keep, input: probed }], probed);
+  const how = await smartTarget({
+    ...{ inputs: 1, enabled: opts.smart !== false, source: input, input: probed, plan, name: opts.output ?? '' },
+    ...{ ffprobePath: opts.ffprobePath, signal: opts.signal, video: opts.video },
+  });
+  const { container, extension, contentType } = how.method === 'smart' ? how : outputFormat(probed, opts.video);
+  return {
+    ...{ container, extension, contentType, hasVideo: probed.video !== undefined, duration: probed.duration },
+    method: how.method,
+    ...(how.method === 'full' ? { reason: how.reason } : {}),
+  };
 }
 
 interface RunOptions {

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ffmpeg } from '../../test-support/ffmpeg.ts';
 import { analysePackets, probeVideoStream } from './keyframes.ts';
 import { keepFromRemove, type TimeRange } from './ranges.ts';
-import { renderEdit } from './render.ts';
+import { editOutputFormat, renderEdit } from './render.ts';
 import { encoderOptions, planSegments, x264Args } from './smart.ts';
 import { beepOnsets, FPS, isMarkerFrame, makeCounterMedia, readAudio, readFrames } from './testing/media.ts';
 
@@ -199,6 +199,9 @@ describe('renderEdit, smart', { timeout: 180_000 }, () => {
     // biome-ignore format: flag/value pairs read best one pair per line
     await make(input, '-c:v', codec, '-deadline', 'realtime', '-cpu-used', '8', '-b:v', '400k', '-g', '10', '-c:a', 'libopus');
     const out = join(dir, `${codec}-cut.webm`);
+    // Named before rendering: WebM, the way the render then goes.
+    const format = await editOutputFormat(input, { keep });
+    expect(format).toMatchObject({ method: 'smart', container: 'webm', extension: 'webm', contentType: 'video/webm' });
     const r = await renderEdit({ input, output: out, keep });
     expect(r).toMatchObject({
       method: 'smart',
@@ -218,6 +221,19 @@ describe('renderEdit, smart', { timeout: 180_000 }, () => {
       // A caller that names the output .mp4 gets MP4: the full render, saying why.
       const named = await renderEdit({ input, output: join(dir, 'named.mp4'), keep });
       expect(named).toMatchObject({ method: 'full', container: 'mp4', reason: 'the output is named .mp4, not .webm' });
+      const asked = { method: 'full', extension: 'mp4', reason: named.reason };
+      expect(await editOutputFormat(input, { keep, output: 'named.mp4' })).toMatchObject(asked);
+      // Too little between keyframes to copy (two 0.1 s pieces inside one GOP): the full render's MP4.
+      const bits = [
+        { start: 0.1, end: 0.2 },
+        { start: 0.3, end: 0.4 },
+      ];
+      const few = await editOutputFormat(input, { keep: bits });
+      expect(few).toMatchObject({
+        method: 'full',
+        container: 'mp4',
+        reason: 'only 0 % of the output lies between keyframes',
+      });
     }
   });
 
@@ -265,10 +281,14 @@ describe('renderEdit, smart', { timeout: 180_000 }, () => {
       await rename(`${input}.mp4`, input);
     }
     const out = join(dir, `fallback-${name}`);
+    const format = await editOutputFormat(input, { keep });
     const r = await renderEdit({ input, output: out, keep });
     expect(r.method).toBe('full');
     expect(r.reason).toMatch(reason);
     expect(r.container).toBe('mp4');
+    // Foreseen before rendering, but for parameter sets found different only once a piece is encoded.
+    if (name === 'sps-id.mp4') expect(format).toMatchObject({ method: 'smart', extension: 'mp4' });
+    else expect(format).toMatchObject({ method: 'full', extension: r.extension, reason: r.reason });
     // A smart attempt given up half way leaves the full render as good as ever.
     if (name === 'sps-id.mp4') await expectExact(out, r.keep);
   });

@@ -287,9 +287,15 @@ const hardened = (path: string, formats: readonly string[] = FORMAT_WHITELIST) =
 
 const common = ['-nostdin', '-hide_banner', '-loglevel', 'error', '-nostats', '-max_alloc', MAX_ALLOC];
 
+/** What eligibility reads of a render's options (smartTarget's too). */
+type EligibilityOptions = Pick<
+  SmartRenderOptions,
+  'inputs' | 'enabled' | 'source' | 'input' | 'plan' | 'name' | 'ffprobePath' | 'signal' | 'video'
+>;
+
 /** Why smart render does not apply to this input and plan, before any work; or what it needs. */
 async function eligibility(
-  o: SmartRenderOptions,
+  o: EligibilityOptions,
 ): Promise<string | { v: VideoStreamInfo; box: Container; index: FrameIndex; encodeArgs: string[] }> {
   const { input, plan } = o;
   if (!o.enabled) return 'smart render was turned off';
@@ -324,6 +330,47 @@ async function eligibility(
   return { v, box, index, encodeArgs };
 }
 
+/** The plan's segments (planSegments), or why too little of them is copied to be worth it. */
+function segmentsOf(plan: Plan, index: FrameIndex): string | { segments: Segment[]; copied: number; total: number } {
+  const segments = planSegments(
+    plan.pieces.map((p) => p.frames as [number, number]),
+    index.keyframes,
+    index.frames,
+  );
+  const frames = (s: Segment) => s.to - s.from;
+  const total = segments.reduce((n, s) => n + frames(s), 0);
+  const copied = segments.filter((s) => s.kind === 'copy').reduce((n, s) => n + frames(s), 0);
+  if (total === 0) return 'no video frame is kept';
+  if (copied < MIN_COPY_SHARE * total) {
+    return `only ${Math.round((100 * copied) / total)} % of the output lies between keyframes`;
+  }
+  return { segments, copied, total };
+}
+
+export type SmartTarget = ({ method: 'smart' } & Omit<Container, 'muxer'>) | { method: 'full'; reason: string };
+
+/**
+ * Which way a render of `plan` will go, and into which container, without rendering: the checks
+ * smartRender makes before its first encode (the source, the output's name, the copy share). A
+ * render that passes them still goes the full way if a re-encoded piece then fails its own checks
+ * (renderEdit's result says what was written). Aborts throw; a failing probe is a reason, as there.
+ */
+export async function smartTarget(o: EligibilityOptions): Promise<SmartTarget> {
+  try {
+    const ok = await eligibility(o);
+    if (typeof ok === 'string') return { method: 'full', reason: ok };
+    const seg = segmentsOf(o.plan, ok.index);
+    if (typeof seg === 'string') return { method: 'full', reason: seg };
+    const { container, extension, contentType } = ok.box;
+    return { method: 'smart', container, extension, contentType };
+  } catch (err) {
+    throwIfAborted(o.signal, 'render');
+    if (err instanceof EngineError && ['ABORTED', 'FFMPEG_NOT_FOUND'].includes(err.code)) throw err;
+    const why = err instanceof EngineError ? err.message : String((err as Error)?.message ?? err);
+    return { method: 'full', reason: `smart render failed (${why})` };
+  }
+}
+
 /**
  * Renders `plan` of one video by copying what lies between keyframes and re-encoding around each cut;
  * or says why not (`method: 'full'`), having written nothing. Aborts and timeouts throw as renderEdit's;
@@ -343,20 +390,10 @@ export async function smartRender(o: SmartRenderOptions): Promise<SmartOutcome> 
     if (typeof ok === 'string') return { method: 'full', reason: ok };
     const { v, box, index, encodeArgs } = ok;
     const fps = o.input.video!.fps;
-    const segments = planSegments(
-      o.plan.pieces.map((p) => p.frames as [number, number]),
-      index.keyframes,
-      index.frames,
-    );
+    const seg = segmentsOf(o.plan, index);
+    if (typeof seg === 'string') return { method: 'full', reason: seg };
+    const { segments, copied, total } = seg;
     const frames = (s: Segment) => s.to - s.from;
-    const total = segments.reduce((n, s) => n + frames(s), 0);
-    const copied = segments.filter((s) => s.kind === 'copy').reduce((n, s) => n + frames(s), 0);
-    if (copied < MIN_COPY_SHARE * total) {
-      return {
-        method: 'full',
-        reason: `only ${Math.round((100 * copied) / total)} % of the output lies between keyframes`,
-      };
-    }
     const seconds = (f: number) => (f * fps.den) / fps.num;
     const report = (fraction: number) =>
       o.onProgress?.({ fraction, outSeconds: Math.min(o.plan.duration, fraction * o.plan.duration) });
