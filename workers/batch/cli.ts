@@ -41,8 +41,10 @@ export const USAGE = `Usage: transcribe-batch <list-file|directory> --out DIR [o
   --redis URL          use the BullMQ queue on this Redis instead of the in-process one
   --queue NAME         queue name on Redis (default transcribe)
   --no-local-worker    with --redis: only enqueue and wait, leave the work to worker processes
-  --shorten-pauses X   also cut each (local) item: pauses over X seconds shortened to --pause-to,
-                       written as <id>.edited.<ext> with re-timed captions <id>.edited.<format>
+  --shorten-pauses X   also cut each (local) item: pauses (silence in the audio) over X seconds
+                       shortened to --pause-to, written as <id>.edited.<ext> (the source's container
+                       where smart render keeps it, else MP4 for video) with re-timed captions
+                       <id>.edited.<format>
   --pause-to Y         (default: the smaller of 0.3 and X / 2)
   -h, --help           this text
 

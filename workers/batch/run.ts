@@ -11,7 +11,14 @@
 import { createHash } from 'node:crypto';
 import { appendFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { editOutputFormat, planCuts, renderEdit, retimeTranscript } from '../../engine/edit/index.ts';
+import {
+  editOutputFormat,
+  planCuts,
+  probeEditInput,
+  renderEdit,
+  retimeTranscript,
+  speechSpansOf,
+} from '../../engine/edit/index.ts';
 import { EngineError } from '../../engine/errors.ts';
 import type { Transcript } from '../../engine/types.ts';
 import { failureCode } from '../errors.ts';
@@ -61,8 +68,9 @@ export interface BatchOptions {
   cancelOnAbort?: boolean;
   onUpdate?: (stats: BatchStats, record?: BatchRecord) => void;
   /**
-   * Also cut each item (a local file): pauses over `shortenPausesOver` seconds shortened to `pauseTo`,
-   * rendered to `<id>.edited.<ext>` beside captions re-timed onto it (`<id>.edited.<format>`).
+   * Also cut each item (a local file): pauses (silences in the audio, by VAD) over `shortenPausesOver`
+   * seconds shortened to `pauseTo`, rendered to `<id>.edited.<ext>` (the container renderEdit writes:
+   * the source's where smart render keeps it) beside captions re-timed onto it (`<id>.edited.<format>`).
    */
   edit?: { shortenPausesOver: number; pauseTo: number };
 }
@@ -93,19 +101,26 @@ async function writeEdit(item: BatchItem, transcript: Transcript, options: Batch
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(item.source)) {
     throw new EngineError('EDIT_INVALID', 'Only local files can be edited, not URLs.');
   }
-  const target = await editOutputFormat(item.source, { signal });
-  // Pauses between the words' spans (this batch passes no VAD spans: the CLI and the API measure silence).
-  const planned = planCuts(target.duration, transcript, {
+  // The content's duration, from its packets (engine/edit/probe.ts), as the render will measure it.
+  const { duration } = await probeEditInput(item.source, { signal });
+  // Pauses are silences in the audio: the VAD's speech spans, as the CLI and the API measure them, not
+  // the gaps between the words' spans (DTW's words abut, each running over the silence after it).
+  const maxDurationSec = options.jobOptions?.maxDurationSec;
+  const speech = await speechSpansOf(item.source, { signal, ...(maxDurationSec ? { maxDurationSec } : {}) });
+  const planned = planCuts(duration, transcript, {
     shortenPausesOver: edit.shortenPausesOver,
     pauseTo: edit.pauseTo,
+    speech,
   });
   const { keep } = planned;
-  const result = await renderEdit({
-    input: item.source,
-    output: editedPath(outDir, item.id, target.extension),
-    keep,
-    signal,
-  });
+  // Named for what the render will write: a WebM recording smart render can cut stays WebM.
+  const target = await editOutputFormat(item.source, { keep, signal });
+  const output = editedPath(outDir, item.id, target.extension);
+  const result = await renderEdit({ input: item.source, output, keep, signal });
+  if (result.extension !== target.extension) {
+    // A re-encoded piece failed smart render's own checks after all: the full render's file, named for it.
+    await rename(output, editedPath(outDir, item.id, result.extension));
+  }
   // Words kept or dropped by the planned ranges, placed by the rendered (frame-snapped) ones.
   const edited = retimeTranscript(transcript, result.keep, { intended: keep, pauses: planned.pauses });
   for (const format of formats) {
