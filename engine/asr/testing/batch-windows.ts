@@ -10,6 +10,7 @@ import { readPcm } from '../../../test-support/ffmpeg.ts';
 import { jfkSample, SENTENCES, type SpeechOptions, speech } from '../../../test-support/media.ts';
 import { type AsrResult, type TranscribeOptions, WhisperModel } from '../index.ts';
 import { modelInternals } from '../testing.ts';
+import type { KvType } from '../types.ts';
 
 export interface Window {
   name: string;
@@ -176,14 +177,19 @@ export async function everyBatchSize(
 export async function lockstep(
   path: string,
   windows: Window[],
-  load: { flashAttn: boolean; batchAttention: 'per-call' | 'slotted' },
+  load: { flashAttn: boolean; batchAttention: 'per-call' | 'slotted'; kvType?: KvType },
   tokens: number,
 ) {
   const opts: TranscribeOptions = { ...COMMON, wordTimestamps: false, threads: 1 };
   // Exactly `tokens` tokens each (end-of-text suppressed: the benchmarks' seam).
   const exact = (m: WhisperModel, pcm: Float32Array) =>
     modelInternals(m).transcribe(pcm, opts, {}, { exactTokens: tokens });
-  const ref = await WhisperModel.load(path, { useGpu: false, dtw: false, flashAttn: load.flashAttn });
+  const ref = await WhisperModel.load(path, {
+    useGpu: false,
+    dtw: false,
+    flashAttn: load.flashAttn,
+    kvType: load.kvType,
+  });
   const model = await WhisperModel.load(path, {
     useGpu: false,
     dtw: false,

@@ -95,8 +95,15 @@ class LoadJob : public Job {
 #endif
     // Before any state or batcher slot exists: both allocate their caches in this type.
     if (kv_type_ == "q8_0" && !whisper_addon_set_kv_type(raw, GGML_TYPE_Q8_0)) {
+      // Refused for one of two reasons (patches/0010): no flash attention, or a text head that is not
+      // whole q8_0 blocks of 32 values (ggml's q8_0 kernels read whole blocks; every Whisper model's
+      // head is 64 wide, synthetic-micro's 16).
+      const int head = whisper_model_n_text_state(raw) / std::max(1, whisper_model_n_text_head(raw));
       whisper_free(raw);
-      Fail("INVALID_OPTIONS", "kvType 'q8_0' needs flash attention (load with flashAttn: true).");
+      Fail("INVALID_OPTIONS", head % 32 != 0 ? "kvType 'q8_0' needs a head size that is a multiple of 32 (q8_0's block); "
+                                               "the model file '" + path_ + "' attends with head size " +
+                                               std::to_string(head) + ". Load it with kvType: 'f16'."
+                                             : std::string("kvType 'q8_0' needs flash attention (load with flashAttn: true)."));
       return;
     }
     whisper_batcher* batcher = nullptr;
