@@ -18,7 +18,8 @@ export interface LoadOptions {
    * The decoder's self- and cross-attention caches (native/patches/0010): 'f16' (default), or 'q8_0',
    * blocks of 32 values with one f16 scale (34 bytes against 64: the caches at 0.53×), which ggml's flash
    * attention reads directly. 'q8_0' needs flash attention: with `flashAttn` unset it turns it on
-   * (`info.flashAttn` says so); with `flashAttn: false` the load is refused (INVALID_OPTIONS).
+   * (`info.flashAttn` says so); with `flashAttn: false` the load is refused (INVALID_OPTIONS), and so
+   * is a model whose attention heads are not whole blocks (every Whisper model's are 64 wide).
    */
   kvType?: KvType;
   /**
