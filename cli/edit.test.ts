@@ -118,6 +118,12 @@ describe('transcribe-edit', () => {
     expect(Number(m?.[1])).toBeLessThan(9.9);
     // Audio only: the full render, which keeps MP3 as MP3, and the summary says why.
     expect(r.stderr).toMatch(/; full render: no video: an audio-only edit is written in the source codec already\n$/);
+    expect(r.stderr).not.toMatch(/ holds /);
+    // A name for another container: the file is still the source's MP3, and the command says so.
+    const wav = join(dir, 'jfk-cut.wav');
+    const misnamed = await edit([JFK_MP3, '--remove', '1-2', '--out', wav]);
+    expect(misnamed.code, misnamed.stderr).toBe(0);
+    expect(misnamed.stderr).toMatch(/jfk-cut\.wav holds MP3 \(\.mp3\), not \.wav\n/);
     const retimed = JSON.parse(await readFile(join(dir, 'jfk-short.json'), 'utf8')) as Transcript;
     expect(retimed.segments.flatMap((s) => s.words ?? []).map((w) => w.text)).toEqual(words.map(([w]) => w));
   });

@@ -9,7 +9,7 @@
  */
 import { readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
-import { parse as parsePath, resolve as resolvePath } from 'node:path';
+import { extname, parse as parsePath, resolve as resolvePath } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureAddon } from '../engine/asr/native/ensure.ts';
 import { type CaptionFormat, render } from '../engine/captions/index.ts';
@@ -244,6 +244,14 @@ const needsTranscript = (a: EditArgs) => a.transcript !== undefined || a.removeF
 
 const fmt = (s: number) => s.toFixed(3);
 
+/** Extensions that name one container (MP4's several, Matroska's WebM and MKV). */
+const FAMILIES = [
+  ['mp4', 'm4a', 'm4v', 'mov'],
+  ['webm', 'mkv', 'mka'],
+  ['ogg', 'oga', 'opus'],
+];
+const sameContainer = (a: string, b: string) => a === b || FAMILIES.some((f) => f.includes(a) && f.includes(b));
+
 async function edit(a: EditArgs, bar: ProgressBar, signal: AbortSignal): Promise<string> {
   if (!a.dryRun) await checkOutput(a);
   // The content's duration, from its packets (engine/edit/probe.ts), as the render will measure it.
@@ -283,6 +291,14 @@ async function edit(a: EditArgs, bar: ProgressBar, signal: AbortSignal): Promise
     onProgress: (p) => bar.update('render', p.fraction),
   });
   const written = [a.out];
+  // The file is what renderEdit wrote whatever its name: a name for another container is said, not hidden
+  // (a variable-rate WebM recording goes the full way, to MP4).
+  const named = extname(a.out).slice(1).toLowerCase();
+  if (named !== '' && !sameContainer(named, result.extension)) {
+    process.stderr.write(
+      `transcribe-edit: ${a.out} holds ${result.container.toUpperCase()} (.${result.extension}), not .${named}\n`,
+    );
+  }
   // Which way it rendered: smart (copied between keyframes, re-encoded around the cuts), or full and why.
   const how = result.method === 'smart' ? 'smart render' : `full render: ${result.reason}`;
   if (!transcript) {
