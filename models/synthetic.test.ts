@@ -381,11 +381,16 @@ describe('generation errors', () => {
       code: 'INVALID_OPTIONS',
     });
     await expect(planSyntheticModel('tiny' as never)).rejects.toMatchObject({ code: 'MODEL_UNKNOWN' });
-    expect(MANIFEST.filter((e) => e.kind === 'synthetic').map((e) => e.name)).toEqual([
+    const synthetic = MANIFEST.filter((e) => e.kind === 'synthetic');
+    expect(synthetic.filter((e) => !e.quant).map((e) => e.name)).toEqual([
       'synthetic-micro',
       'synthetic-tiny',
       'synthetic-base',
       'synthetic-large-v3',
     ]);
+    // Each quantized synthetic model is made from one of the f16 ones above, and says so in its name.
+    for (const e of synthetic.filter((x) => x.quant)) {
+      expect(e.name).toBe(`${e.quant?.from}-${e.quant?.type}`);
+    }
   });
 });
