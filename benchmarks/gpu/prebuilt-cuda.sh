@@ -101,8 +101,10 @@ fi
 build="$repo/build/cmake-cuda-prebuilt"
 bin_out="$repo/build/prebuilt-cuda"
 # ggml's CPU code for any x86-64-v3 host (the GPU host's CPU is not this one): no -march=native.
+# No fatbinary compression (ggml's default is nvcc's -compress-mode=size): the binaries are xz'd below,
+# so compressing each kernel image first only costs compile time.
 flags=(-DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
-  -DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_CUDA_NCCL=OFF -DWHISPER_ADDON_CUDA_LEAN=$lean)
+  -DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_CUDA_NCCL=OFF -DGGML_CUDA_COMPRESSION_MODE=none -DWHISPER_ADDON_CUDA_LEAN=$lean)
 log "configure → $build"
 cmake -S "$repo/engine/asr/native" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DWHISPER_SOURCE_DIR="$wsrc" \
