@@ -39,6 +39,7 @@ import { lazyChildLogger } from './request-logger.ts';
 import { type AgentOptions, agentRoutes } from './routes/agent.ts';
 import { appPageRoutes } from './routes/app-page.ts';
 import { captionRoutes } from './routes/captions.ts';
+import { editDraftRoutes } from './routes/edit-drafts.ts';
 import { editSuggestionRoutes } from './routes/edit-suggestions.ts';
 import { editRoutes } from './routes/edits.ts';
 import { folderRoutes } from './routes/folders.ts';
@@ -401,6 +402,7 @@ async function dataPlaneRoutes(
   await mediaRoutes(app, dataPlane);
   await projectRoutes(app, { ...dataPlane, mediaHosts: config.mediaHosts, sourcePorts: config.sourcePorts });
   await editRoutes(app, { ...dataPlane, edits, mediaHosts: config.mediaHosts, sourcePorts: config.sourcePorts });
+  await editDraftRoutes(app, dataPlane);
   await editSuggestionRoutes(app, { storage, suggester });
   const uploads = new Uploads({
     ...dataPlane,

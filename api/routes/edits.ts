@@ -1,6 +1,7 @@
 /**
- * Edit by transcript over HTTP: trim a video into a new one, follow its render, keep its edit
- * draft (edit-drafts.ts), add, reorder and remove a project's clips and export it. Thin over EditRenders (media/edits.ts), which knows no Fastify.
+ * Edit by transcript over HTTP: trim a video into a new one, follow its render, add, reorder and
+ * remove a project's clips and export it. Thin over EditRenders (media/edits.ts), which knows no
+ * Fastify. The edit draft's routes are edit-drafts.ts, registered beside these by app.ts.
  */
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -14,7 +15,6 @@ import { checkClipSource, ms, projectJson, projectSchema, resolveClipSource } fr
 import { videoJson, videoRef } from '../media/video-json.ts';
 import { csrfHeader, errorResponses } from '../schemas.ts';
 import { type Project, type ProjectClip, RENDER_METHODS, type Storage } from '../storage/types.ts';
-import { editDraftRoutes } from './edit-drafts.ts';
 
 export interface EditRouteOptions extends DataPlaneOptions {
   edits: EditRenders;
@@ -73,7 +73,6 @@ const projectWithExportSchema = {
 
 export async function editRoutes(app: FastifyInstance, o: EditRouteOptions): Promise<void> {
   await videoEditRoutes(app, o);
-  await editDraftRoutes(app, o);
   await projectClipRoutes(app, o);
   await projectExportRoute(app, o);
 }
