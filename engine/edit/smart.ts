@@ -371,6 +371,273 @@ export async function smartTarget(o: EligibilityOptions): Promise<SmartTarget> {
   }
 }
 
+/** Frames in a segment. */
+const frameCount = (s: Segment) => s.to - s.from;
+
+/** What every step of one smart render shares: the source's video, its frame index, the container, the clock. */
+interface SmartJob {
+  o: SmartRenderOptions;
+  /** o.run, refusing to start once the render is aborted. */
+  run: RunFfmpeg;
+  /** The render's own folder for the pieces. */
+  work: string;
+  /** Milliseconds left before the render's deadline (at least 1). */
+  left: () => number;
+  v: VideoStreamInfo;
+  box: Container;
+  index: FrameIndex;
+  encodeArgs: string[];
+  fps: { num: number; den: number };
+  /** The pieces' file name extension. */
+  ext: 'mp4' | 'webm';
+  /** -video_track_timescale for MP4 pieces and the joined file: the source's time base. */
+  timescale: string[];
+  /** Seconds of `f` frames at the render's rate. */
+  seconds: (f: number) => number;
+  report: (fraction: number) => void;
+}
+
+/** The job's shared values for an eligible source (eligibility's answer). */
+function smartJob(
+  o: SmartRenderOptions,
+  run: RunFfmpeg,
+  work: string,
+  left: () => number,
+  ok: { v: VideoStreamInfo; box: Container; index: FrameIndex; encodeArgs: string[] },
+): SmartJob {
+  const { v, box } = ok;
+  const fps = o.input.video!.fps;
+  return {
+    ...ok,
+    o,
+    run,
+    work,
+    left,
+    fps,
+    ext: box.muxer === 'mp4' ? 'mp4' : 'webm',
+    timescale: box.muxer === 'mp4' && v.timeBase.num === 1 ? ['-video_track_timescale', String(v.timeBase.den)] : [],
+    seconds: (f) => (f * fps.den) / fps.num,
+    report: (fraction) =>
+      o.onProgress?.({ fraction, outSeconds: Math.min(o.plan.duration, fraction * o.plan.duration) }),
+  };
+}
+
+/** Re-encodes one segment, decoded from its keyframe, into `name` in the job's folder. */
+async function encodePiece(job: SmartJob, s: Segment & { kind: 'encode' }, name: string): Promise<void> {
+  const { o, v, index, fps, seconds } = job;
+  const tb = v.timeBase.num / v.timeBase.den;
+  const startOf = (f: number) => (index.firstPts + (f * fps.den) / fps.num / tb) * tb - v.startTime;
+  // Half a frame past the keyframe: the seek lands on it whatever the rounding, and nothing is dropped.
+  const at = startOf(s.seek) + seconds(0.5);
+  await job.run(
+    o.ffmpegPath ?? 'ffmpeg',
+    [
+      ...common,
+      '-noaccurate_seek',
+      '-ss',
+      at.toFixed(6),
+      ...(o.inputArgs ?? []),
+      ...hardened(o.source),
+      '-map',
+      '0:v:0',
+      '-vf',
+      `trim=start_frame=${s.from - s.seek}:end_frame=${s.to - s.seek},setpts=PTS-STARTPTS`,
+      ...job.encodeArgs,
+      ...(o.threads ? ['-threads', String(o.threads)] : []),
+      '-r',
+      `${fps.num}/${fps.den}`,
+      ...job.timescale,
+      '-map_metadata',
+      '-1',
+      '-f',
+      job.box.muxer,
+      '-y',
+      `file:${join(job.work, name)}`,
+    ],
+    { signal: o.signal, timeoutMs: job.left(), total: seconds(frameCount(s)) },
+  );
+}
+
+/** Why a re-encoded MP4 piece cannot join the copied ones (its frame count, its avcC/hvcC), if it cannot. */
+async function pieceMismatch(job: SmartJob, s: Segment, name: string): Promise<string | undefined> {
+  if (job.box.muxer !== 'mp4') return undefined;
+  const { v } = job;
+  const file = await readFile(join(job.work, name));
+  const count = mp4SampleCount(file);
+  if (count !== frameCount(s)) return `a re-encoded piece has ${count} frames, not ${frameCount(s)}`;
+  const want = v.extradata;
+  const got = mp4Box(file, v.codec === 'h264' ? 'avcC' : 'hvcC');
+  if (!want || !got || !want.equals(got)) {
+    return `the re-encoded ${v.codec.toUpperCase()} parameter sets (SPS/PPS) differ from the source's`;
+  }
+  return undefined;
+}
+
+/**
+ * The re-encoded pieces, each decoded from its keyframe and checked against the source's parameters
+ * as it comes, so a mismatch costs one piece, not the render: each one's file name goes into
+ * `names`; the answer is why a piece does not match, if one does not.
+ */
+async function encodePieces(
+  job: SmartJob,
+  segments: Segment[],
+  names: Map<Segment, string>,
+): Promise<string | undefined> {
+  const encoded = segments.filter((s) => s.kind === 'encode');
+  const encodeTotal = encoded.reduce((n, s) => n + frameCount(s), 0);
+  let encodedSoFar = 0;
+  for (const [i, s] of encoded.entries()) {
+    if (s.kind !== 'encode') continue;
+    const name = `e${String(i).padStart(5, '0')}.${job.ext}`;
+    await encodePiece(job, s, name);
+    const mismatch = await pieceMismatch(job, s, name);
+    if (mismatch) return mismatch;
+    names.set(s, name);
+    encodedSoFar += frameCount(s);
+    job.report(0.7 * (encodedSoFar / Math.max(1, encodeTotal)));
+  }
+  return undefined;
+}
+
+/** The copied stretches: one pass of stream copy, split at exactly the keyframes they start and end at. */
+async function copyStretches(job: SmartJob, segments: Segment[], names: Map<Segment, string>): Promise<void> {
+  const { o, v, index, ext } = job;
+  const copies = segments.filter((s) => s.kind === 'copy');
+  const points = [...new Set(copies.flatMap((s) => [s.from, s.to]))]
+    .filter((f) => f > 0 && f < index.frames)
+    .sort((a, b) => a - b);
+  if (copies.length === 0) return;
+  await job.run(
+    o.ffmpegPath ?? 'ffmpeg',
+    [
+      ...common,
+      ...(o.inputArgs ?? []),
+      ...hardened(o.source),
+      '-map',
+      '0:v:0',
+      '-c',
+      'copy',
+      '-map_metadata',
+      '-1',
+      '-f',
+      'segment',
+      '-segment_format',
+      job.box.muxer,
+      ...(job.timescale.length ? ['-segment_format_options', `video_track_timescale=${v.timeBase.den}`] : []),
+      // Frames counted in decode order: at a closed GOP's keyframe that is its display index.
+      '-segment_frames',
+      points.length ? points.join(',') : String(index.frames + 1),
+      '-reset_timestamps',
+      '1',
+      '-y',
+      `file:${join(job.work, `c%05d.${ext}`)}`,
+    ],
+    { signal: o.signal, timeoutMs: job.left(), total: job.seconds(index.frames) },
+  );
+  const bounds = [0, ...points, index.frames];
+  for (const s of copies) {
+    const k = bounds.indexOf(s.from);
+    if (k < 0 || bounds[k + 1] !== s.to) throw new Error('planSegments: a copy does not match the split');
+    names.set(s, `c${String(k).padStart(5, '0')}.${ext}`);
+  }
+}
+
+/** The audio, as the full render makes it (the same pieces, fades and sample indices); none without audio. */
+async function renderAudio(job: SmartJob): Promise<{ file: string; codec: string | undefined } | undefined> {
+  const { o, box } = job;
+  if (!o.input.audio) return undefined;
+  const audioOnly: EditInput = { ...o.input, video: undefined };
+  const fmt = box.muxer === 'mp4' ? outputFormat(o.input) : outputFormat(audioOnly);
+  const script = join(job.work, 'audio-graph.txt');
+  await writeFile(script, filterGraph(o.plan, audioOnly, o.fadeSamples, [audioOnly]));
+  const file = join(job.work, `audio.${box.muxer === 'mp4' ? 'm4a' : 'webm'}`);
+  await job.run(
+    o.ffmpegPath ?? 'ffmpeg',
+    [
+      ...common,
+      ...(o.inputArgs ?? []),
+      ...hardened(o.source),
+      '-filter_complex_script',
+      script,
+      '-map',
+      '[a]',
+      ...fmt.audioArgs,
+      '-map_metadata',
+      '-1',
+      '-f',
+      box.muxer,
+      '-y',
+      `file:${file}`,
+    ],
+    { signal: o.signal, timeoutMs: job.left(), total: o.plan.duration },
+  );
+  return { file, codec: fmt.audioCodec };
+}
+
+/**
+ * One file: the video pieces in order through the concat demuxer (each at its exact length), the
+ * audio beside; its size, checked not empty.
+ */
+async function joinPieces(
+  job: SmartJob,
+  segments: Segment[],
+  names: Map<Segment, string>,
+  audioFile: string | undefined,
+): Promise<number> {
+  const { o, box } = job;
+  const list = join(job.work, 'list.ffconcat');
+  await writeFile(
+    list,
+    `ffconcat version 1.0\n${segments.map((s) => `file ${names.get(s)}\nduration ${job.seconds(frameCount(s)).toFixed(9)}\n`).join('')}`,
+  );
+  await job.run(
+    o.ffmpegPath ?? 'ffmpeg',
+    [
+      ...common,
+      '-auto_convert',
+      '0',
+      '-protocol_whitelist',
+      'file',
+      '-format_whitelist',
+      [...FORMAT_WHITELIST, 'concat'].join(','),
+      '-f',
+      'concat',
+      '-i',
+      `file:${list}`,
+      ...(audioFile ? hardened(audioFile) : []),
+      '-map',
+      '0:v:0',
+      ...(audioFile ? ['-map', '1:a:0'] : []),
+      '-c',
+      'copy',
+      ...job.timescale,
+      '-map_chapters',
+      '-1',
+      '-map_metadata',
+      '-1',
+      '-t',
+      String(o.plan.duration + 1),
+      ...(o.outputArgs ?? []),
+      ...(box.muxer === 'mp4' ? ['-movflags', '+faststart'] : []),
+      '-progress',
+      'pipe:1',
+      '-f',
+      box.muxer,
+      '-y',
+      `file:${o.output}`,
+    ],
+    {
+      signal: o.signal,
+      timeoutMs: job.left(),
+      total: o.plan.duration,
+      onProgress: (p) => job.report(0.85 + 0.15 * p.fraction),
+    },
+  );
+  const { size } = await stat(o.output);
+  if (size === 0) throw new EngineError('RENDER_FAILED', 'ffmpeg wrote an empty file.');
+  return size;
+}
+
 /**
  * Renders `plan` of one video by copying what lies between keyframes and re-encoding around each cut;
  * or says why not (`method: 'full'`), having written nothing. Aborts and timeouts throw as renderEdit's;
@@ -388,225 +655,46 @@ export async function smartRender(o: SmartRenderOptions): Promise<SmartOutcome> 
   try {
     const ok = await eligibility(o);
     if (typeof ok === 'string') return { method: 'full', reason: ok };
-    const { v, box, index, encodeArgs } = ok;
-    const fps = o.input.video!.fps;
-    const seg = segmentsOf(o.plan, index);
+    const seg = segmentsOf(o.plan, ok.index);
     if (typeof seg === 'string') return { method: 'full', reason: seg };
     const { segments, copied, total } = seg;
-    const frames = (s: Segment) => s.to - s.from;
-    const seconds = (f: number) => (f * fps.den) / fps.num;
-    const report = (fraction: number) =>
-      o.onProgress?.({ fraction, outSeconds: Math.min(o.plan.duration, fraction * o.plan.duration) });
-    const ext = box.muxer === 'mp4' ? 'mp4' : 'webm';
-    const timescale =
-      box.muxer === 'mp4' && v.timeBase.num === 1 ? ['-video_track_timescale', String(v.timeBase.den)] : [];
-    const tb = v.timeBase.num / v.timeBase.den;
-    const startOf = (f: number) => (index.firstPts + (f * fps.den) / fps.num / tb) * tb - v.startTime;
-
-    // 1. The re-encoded pieces, each decoded from its keyframe: checked against the source's
-    //    parameters as they come, so a mismatch costs one piece, not the render.
-    const encoded = segments.filter((s) => s.kind === 'encode');
-    const encodeTotal = encoded.reduce((n, s) => n + frames(s), 0);
-    let encodedSoFar = 0;
+    const job = smartJob(o, run, work, left, ok);
     const names = new Map<Segment, string>();
-    for (const [i, s] of encoded.entries()) {
-      if (s.kind !== 'encode') continue;
-      const name = `e${String(i).padStart(5, '0')}.${ext}`;
-      // Half a frame past the keyframe: the seek lands on it whatever the rounding, and nothing is dropped.
-      const at = startOf(s.seek) + seconds(0.5);
-      await run(
-        o.ffmpegPath ?? 'ffmpeg',
-        [
-          ...common,
-          '-noaccurate_seek',
-          '-ss',
-          at.toFixed(6),
-          ...(o.inputArgs ?? []),
-          ...hardened(o.source),
-          '-map',
-          '0:v:0',
-          '-vf',
-          `trim=start_frame=${s.from - s.seek}:end_frame=${s.to - s.seek},setpts=PTS-STARTPTS`,
-          ...encodeArgs,
-          ...(o.threads ? ['-threads', String(o.threads)] : []),
-          '-r',
-          `${fps.num}/${fps.den}`,
-          ...timescale,
-          '-map_metadata',
-          '-1',
-          '-f',
-          box.muxer,
-          '-y',
-          `file:${join(work, name)}`,
-        ],
-        { signal: o.signal, timeoutMs: left(), total: seconds(frames(s)) },
-      );
-      if (box.muxer === 'mp4') {
-        const file = await readFile(join(work, name));
-        const count = mp4SampleCount(file);
-        if (count !== frames(s)) {
-          return { method: 'full', reason: `a re-encoded piece has ${count} frames, not ${frames(s)}` };
-        }
-        const want = v.extradata;
-        const got = mp4Box(file, v.codec === 'h264' ? 'avcC' : 'hvcC');
-        if (!want || !got || !want.equals(got)) {
-          return {
-            method: 'full',
-            reason: `the re-encoded ${v.codec.toUpperCase()} parameter sets (SPS/PPS) differ from the source's`,
-          };
-        }
-      }
-      names.set(s, name);
-      encodedSoFar += frames(s);
-      report(0.7 * (encodedSoFar / Math.max(1, encodeTotal)));
-    }
-
-    // 2. The copied stretches: one pass of stream copy, split at exactly the keyframes they start and end at.
-    const copies = segments.filter((s) => s.kind === 'copy');
-    const points = [...new Set(copies.flatMap((s) => [s.from, s.to]))]
-      .filter((f) => f > 0 && f < index.frames)
-      .sort((a, b) => a - b);
-    if (copies.length > 0) {
-      await run(
-        o.ffmpegPath ?? 'ffmpeg',
-        [
-          ...common,
-          ...(o.inputArgs ?? []),
-          ...hardened(o.source),
-          '-map',
-          '0:v:0',
-          '-c',
-          'copy',
-          '-map_metadata',
-          '-1',
-          '-f',
-          'segment',
-          '-segment_format',
-          box.muxer,
-          ...(timescale.length ? ['-segment_format_options', `video_track_timescale=${v.timeBase.den}`] : []),
-          // Frames counted in decode order: at a closed GOP's keyframe that is its display index.
-          '-segment_frames',
-          points.length ? points.join(',') : String(index.frames + 1),
-          '-reset_timestamps',
-          '1',
-          '-y',
-          `file:${join(work, `c%05d.${ext}`)}`,
-        ],
-        { signal: o.signal, timeoutMs: left(), total: seconds(index.frames) },
-      );
-      const bounds = [0, ...points, index.frames];
-      for (const s of copies) {
-        const k = bounds.indexOf(s.from);
-        if (k < 0 || bounds[k + 1] !== s.to) throw new Error('planSegments: a copy does not match the split');
-        names.set(s, `c${String(k).padStart(5, '0')}.${ext}`);
-      }
-    }
-    report(0.75);
-
-    // 3. The audio, as the full render makes it: the same pieces, fades and sample indices.
-    let audioFile: string | undefined;
-    let audioCodec: string | undefined;
-    if (o.input.audio) {
-      const audioOnly: EditInput = { ...o.input, video: undefined };
-      const fmt = box.muxer === 'mp4' ? outputFormat(o.input) : outputFormat(audioOnly);
-      audioCodec = fmt.audioCodec;
-      const script = join(work, 'audio-graph.txt');
-      await writeFile(script, filterGraph(o.plan, audioOnly, o.fadeSamples, [audioOnly]));
-      audioFile = join(work, `audio.${box.muxer === 'mp4' ? 'm4a' : 'webm'}`);
-      await run(
-        o.ffmpegPath ?? 'ffmpeg',
-        [
-          ...common,
-          ...(o.inputArgs ?? []),
-          ...hardened(o.source),
-          '-filter_complex_script',
-          script,
-          '-map',
-          '[a]',
-          ...fmt.audioArgs,
-          '-map_metadata',
-          '-1',
-          '-f',
-          box.muxer,
-          '-y',
-          `file:${audioFile}`,
-        ],
-        { signal: o.signal, timeoutMs: left(), total: o.plan.duration },
-      );
-    }
-    report(0.85);
-
-    // 4. One file: the video pieces in order through the concat demuxer (each at its exact length), the audio beside.
-    const list = join(work, 'list.ffconcat');
-    await writeFile(
-      list,
-      `ffconcat version 1.0\n${segments.map((s) => `file ${names.get(s)}\nduration ${seconds(frames(s)).toFixed(9)}\n`).join('')}`,
-    );
-    await run(
-      o.ffmpegPath ?? 'ffmpeg',
-      [
-        ...common,
-        '-auto_convert',
-        '0',
-        '-protocol_whitelist',
-        'file',
-        '-format_whitelist',
-        [...FORMAT_WHITELIST, 'concat'].join(','),
-        '-f',
-        'concat',
-        '-i',
-        `file:${list}`,
-        ...(audioFile ? hardened(audioFile) : []),
-        '-map',
-        '0:v:0',
-        ...(audioFile ? ['-map', '1:a:0'] : []),
-        '-c',
-        'copy',
-        ...timescale,
-        '-map_chapters',
-        '-1',
-        '-map_metadata',
-        '-1',
-        '-t',
-        String(o.plan.duration + 1),
-        ...(o.outputArgs ?? []),
-        ...(box.muxer === 'mp4' ? ['-movflags', '+faststart'] : []),
-        '-progress',
-        'pipe:1',
-        '-f',
-        box.muxer,
-        '-y',
-        `file:${o.output}`,
-      ],
-      {
-        signal: o.signal,
-        timeoutMs: left(),
-        total: o.plan.duration,
-        onProgress: (p) => report(0.85 + 0.15 * p.fraction),
-      },
-    );
-    const { size } = await stat(o.output);
-    if (size === 0) throw new EngineError('RENDER_FAILED', 'ffmpeg wrote an empty file.');
+    const mismatch = await encodePieces(job, segments, names);
+    if (mismatch) return { method: 'full', reason: mismatch };
+    await copyStretches(job, segments, names);
+    job.report(0.75);
+    const audio = await renderAudio(job);
+    job.report(0.85);
+    const bytes = await joinPieces(job, segments, names, audio?.file);
     throwIfAborted(o.signal, 'render');
-    report(1);
+    job.report(1);
+    const { container, extension, contentType } = ok.box;
     return {
       method: 'smart',
-      container: box.container,
-      extension: box.extension,
-      contentType: box.contentType,
-      audioCodec,
-      bytes: size,
+      container,
+      extension,
+      contentType,
+      audioCodec: audio?.codec,
+      bytes,
       copiedFrames: copied,
       encodedFrames: total - copied,
     };
   } catch (err) {
-    // Aborts, timeouts and a missing ffmpeg are the render's answer; any other failure is a reason to go the full way.
-    if (err instanceof EngineError && ['ABORTED', 'RENDER_TIMEOUT', 'FFMPEG_NOT_FOUND'].includes(err.code)) throw err;
-    throwIfAborted(o.signal, 'render');
-    await rm(o.output, { force: true });
-    const why = err instanceof EngineError ? err.message : String((err as Error)?.message ?? err);
-    return { method: 'full', reason: `smart render failed (${why})` };
+    return await fallBack(o, err);
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * A failed smart render's answer: aborts, timeouts and a missing ffmpeg are the render's and throw;
+ * any other failure removes what was written of the output and is a reason to go the full way.
+ */
+async function fallBack(o: SmartRenderOptions, err: unknown): Promise<SmartOutcome> {
+  if (err instanceof EngineError && ['ABORTED', 'RENDER_TIMEOUT', 'FFMPEG_NOT_FOUND'].includes(err.code)) throw err;
+  throwIfAborted(o.signal, 'render');
+  await rm(o.output, { force: true });
+  const why = err instanceof EngineError ? err.message : String((err as Error)?.message ?? err);
+  return { method: 'full', reason: `smart render failed (${why})` };
 }
