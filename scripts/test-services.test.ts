@@ -2,7 +2,8 @@
  * The test run's own Redis (test-support/test-services.ts) and the queue's requirement: a Redis
  * that may evict keys is refused with one line that says how to fix it, and the throwaway server
  * the run starts is set to noeviction whatever a system config file says. A process that started
- * throwaway servers and then failed, or was killed outright, leaves no server and no folder behind.
+ * throwaway servers and then failed, or was killed outright, leaves no server and no folder behind;
+ * one that stops them has, by the time it exits, nothing left to stop.
  */
 
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -99,9 +100,11 @@ function processesIn(dir: string): string[] {
 
 /**
  * A Node process that starts throwaway servers (nothing answers at the addresses it is given)
- * through test-support/test-services.ts, prints what it started, then `ends`.
+ * through test-support/test-services.ts, prints what it started, then `ends`: waits forever, throws,
+ * or stops them (awaiting each `stop()`, with nothing else to keep the process alive, as the run's
+ * global teardown does once vitest has closed everything else).
  */
-function starter(services: Array<'redis' | 'postgres'>, ends: 'waits' | 'throws'): ChildProcess {
+function starter(services: Array<'redis' | 'postgres'>, ends: 'waits' | 'throws' | 'stops'): ChildProcess {
   const code = `
     import { useRedis, usePostgres } from ${JSON.stringify(join(REPO_ROOT, 'test-support', 'test-services.ts'))};
     const started = [];
@@ -110,7 +113,11 @@ function starter(services: Array<'redis' | 'postgres'>, ends: 'waits' | 'throws'
     }
     console.log(JSON.stringify(started.map(({ url, dir }) => ({ url, dir }))));
     if (${JSON.stringify(ends)} === 'throws') throw new Error('a failing run');
-    setInterval(() => {}, 1000);
+    if (${JSON.stringify(ends)} === 'stops') {
+      for (const s of started.reverse()) await s.stop();
+    } else {
+      setInterval(() => {}, 1000);
+    }
   `;
   return spawn(process.execPath, ['--input-type=module', '-e', code], { stdio: ['ignore', 'pipe', 'ignore'] });
 }
@@ -152,6 +159,20 @@ describe('throwaway servers outlive nothing', () => {
     child.kill('SIGKILL');
     await exited(child);
     await gone(services);
+  });
+
+  it('has stopped both servers and deleted their folders when stop() returns', async () => {
+    const child = starter(['redis', 'postgres'], 'stops');
+    const services = await startedBy(child);
+    await exited(child);
+    // 0, not 13 (a top-level await left pending): the process lived until every stop() returned.
+    expect(child.exitCode).toBe(0);
+    for (const { url, dir } of services) {
+      // At once, not polled: no watchdog is still at work after the process is gone.
+      expect(existsSync(dir)).toBe(false);
+      expect(processesIn(dir)).toEqual([]);
+      expect(await answers(Number(new URL(url).port))).toBe(false);
+    }
   });
 
   it('leaves no Redis and no folder when that process fails', async () => {

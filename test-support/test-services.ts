@@ -33,7 +33,10 @@ export interface RunningService {
 /**
  * Starts `sh -c script` with its stdin a pipe from this process, which nothing ever writes to: the
  * script reads it to learn that this process is gone (end of file) or that `stop()` was called (the
- * pipe closed here). Unreferenced, so it never keeps this process alive.
+ * pipe closed here). Unreferenced, so it never keeps this process alive while it runs; `stop()`
+ * references it again, so this process lives until the script has done its work and exited (else a
+ * teardown awaiting it would be cut short when nothing else is left to run: the run would end with
+ * the script still stopping the server and deleting its folder).
  */
 function watchdog(script: string, args: string[]): { child: ChildProcess; stop(): Promise<void> } {
   const child = spawn('sh', ['-c', script, 'sh', ...args], { stdio: ['pipe', 'ignore', 'ignore'] });
@@ -47,6 +50,7 @@ function watchdog(script: string, args: string[]): { child: ChildProcess; stop()
   return {
     child,
     async stop() {
+      child.ref();
       child.stdin?.end();
       await exited;
     },
