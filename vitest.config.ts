@@ -26,6 +26,11 @@ export const shared = {
   // race against a busy machine, and a longer bound only slows the failing case.
   expect: { poll: { timeout: 20_000 } },
   hookTimeout: 120_000,
+  // Bounds the whole close: the global teardown (stopping a throwaway PostgreSQL, deleting its
+  // folder), then vitest deleting its own temp folders. Past it vitest exits at once and leaves
+  // both behind. The stop takes ≈ 0.25 s on a loaded 2-core machine; 10 s (the default) is a thin
+  // margin where the workers' own close shares that machine.
+  teardownTimeout: 60_000,
   pool: 'forks' as const,
   maxWorkers: 2,
   env: {
