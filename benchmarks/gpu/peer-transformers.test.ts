@@ -8,13 +8,20 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const SCRIPT = join(import.meta.dirname, 'peer-transformers.py');
 const FAKE = join(import.meta.dirname, 'testdata/fake-torch');
 const python = spawnSync('python3', ['--version']).status === 0;
-const tmp = mkdtempSync(join(tmpdir(), 'peer-test-'));
-afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+// Made in a hook, not at import: where the suite is skipped (no python3) no hook runs, and a folder
+// made at import would never be removed.
+let tmp = '';
+beforeAll(() => {
+  tmp = mkdtempSync(join(tmpdir(), 'peer-test-'));
+});
+afterAll(() => {
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
 
 function peer(args: string[], env: Record<string, string>) {
   const out = join(tmp, `${Object.keys(env).join('-') || 'plain'}-${args.join('').replace(/\W/g, '')}.json`);
