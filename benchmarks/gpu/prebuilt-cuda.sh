@@ -148,7 +148,7 @@ cat >"$out/manifest.json" <<JSON
   "cudaArchitectures": "90",
   "lean": $([[ $lean == ON ]] && echo true || echo false),
   "cublasSoname": "$cublas_soname",
-  "cublasBuiltAgainst": "${cublas_version:-the toolkit's}",
+  "cublasBuiltAgainst": "${cublas_version:-the toolkit}",
   "flags": "${flags[*]}",
   "buildWallSec": $wall,
   "buildCpuSec": $cpu,
