@@ -24,13 +24,13 @@ import { syntheticTiny } from './testing/fixtures.ts';
  * A hang guard, not a speed check: on synthetic-base a lockstep of four 200-token windows took 60 s on an
  * idle 2-core machine and past 300 s on one with two other CPU-bound runs beside it.
  */
-const SOAK_TIMEOUT = 900_000;
+const SOAK_MS = 900_000;
 
 let all: Window[];
 
 beforeAll(async () => {
   all = await batchWindows('all');
-}, SOAK_TIMEOUT);
+}, SOAK_MS);
 
 const BATCH_CASES: Array<[number, number]> = [
   [1, 4],
@@ -48,19 +48,23 @@ describe.each([
   beforeAll(async () => {
     modelPath = await path();
     alone = await aloneResults(modelPath, all);
-  }, SOAK_TIMEOUT);
+  }, SOAK_MS);
 
   it.each(BATCH_CASES)(
     'B = %i over %i windows',
     (batchSize, count) => everyBatchSize(modelPath, all, alone, batchSize, count),
-    SOAK_TIMEOUT,
+    SOAK_MS,
   );
 
-  it('lockstep, per-call attention: 200 tokens a window, every step shared', async () => {
-    const windows = ['jfk', 'en-2', 'en-4', 'es'].map((n) => all.find((w) => w.name === n)!);
-    const stats = await lockstep(modelPath, windows, { flashAttn: false, batchAttention: 'per-call' }, 200);
-    expect(stats.slotted).toBe(0);
-  }, SOAK_TIMEOUT);
+  it(
+    'lockstep, per-call attention: 200 tokens a window, every step shared',
+    async () => {
+      const windows = ['jfk', 'en-2', 'en-4', 'es'].map((n) => all.find((w) => w.name === n)!);
+      const stats = await lockstep(modelPath, windows, { flashAttn: false, batchAttention: 'per-call' }, 200);
+      expect(stats.slotted).toBe(0);
+    },
+    SOAK_MS,
+  );
 });
 
 describe('synthetic-tiny, flash attention: per-call and slotted batches, each window as it decodes alone', () => {
@@ -81,34 +85,46 @@ describe('synthetic-tiny, flash attention: per-call and slotted batches, each wi
     } finally {
       await fa.close();
     }
-  }, SOAK_TIMEOUT);
+  }, SOAK_MS);
 
-  it('per call, B = 4', async () => {
-    const model = await batchedModel(modelPath, 4, { flashAttn: true, dtw: false, batchThreads: 1 });
-    try {
-      expect(await Promise.all(windows.map((w) => model.transcribe(w.pcm, opts(w))))).toEqual(alone);
-    } finally {
-      await model.close();
-    }
-  }, SOAK_TIMEOUT);
+  it(
+    'per call, B = 4',
+    async () => {
+      const model = await batchedModel(modelPath, 4, { flashAttn: true, dtw: false, batchThreads: 1 });
+      try {
+        expect(await Promise.all(windows.map((w) => model.transcribe(w.pcm, opts(w))))).toEqual(alone);
+      } finally {
+        await model.close();
+      }
+    },
+    SOAK_MS,
+  );
 
-  it('slotted, B = 4: the greedy windows slotted, the beam searches per call beside them', async () => {
-    const model = await slottedModel(modelPath, 4);
-    try {
-      const results = await Promise.all(windows.map((w) => model.transcribe(w.pcm, opts(w))));
-      expect(results.map(ids)).toEqual(alone.map(ids));
-      const stats = model.batchStats()!;
-      expect(stats.slotted).toBeGreaterThan(0);
-      expect(stats.sharedCross).toBe(windows.length);
-    } finally {
-      await model.close();
-    }
-  }, SOAK_TIMEOUT);
+  it(
+    'slotted, B = 4: the greedy windows slotted, the beam searches per call beside them',
+    async () => {
+      const model = await slottedModel(modelPath, 4);
+      try {
+        const results = await Promise.all(windows.map((w) => model.transcribe(w.pcm, opts(w))));
+        expect(results.map(ids)).toEqual(alone.map(ids));
+        const stats = model.batchStats()!;
+        expect(stats.slotted).toBeGreaterThan(0);
+        expect(stats.sharedCross).toBe(windows.length);
+      } finally {
+        await model.close();
+      }
+    },
+    SOAK_MS,
+  );
 
-  it('lockstep, slotted: 200 tokens a window, one graph replayed', async () => {
-    const four = ['jfk', 'en-2', 'en-4', 'es'].map((n) => all.find((w) => w.name === n)!);
-    const stats = await lockstep(modelPath, four, { flashAttn: true, batchAttention: 'slotted' }, 200);
-    expect(stats.slotted).toBe(stats.sequences);
-    expect(stats.sameGraphSteps).toBeGreaterThanOrEqual(stats.steps - 10);
-  }, SOAK_TIMEOUT);
+  it(
+    'lockstep, slotted: 200 tokens a window, one graph replayed',
+    async () => {
+      const four = ['jfk', 'en-2', 'en-4', 'es'].map((n) => all.find((w) => w.name === n)!);
+      const stats = await lockstep(modelPath, four, { flashAttn: true, batchAttention: 'slotted' }, 200);
+      expect(stats.slotted).toBe(stats.sequences);
+      expect(stats.sameGraphSteps).toBeGreaterThanOrEqual(stats.steps - 10);
+    },
+    SOAK_MS,
+  );
 });
