@@ -121,7 +121,7 @@ t0=$(date +%s.%N)
 cpu0="$(awk '{print $14+$15+$16+$17}' /proc/$$/stat)"
 nice -n 19 cmake --build "$build" --target whisper_addon whisper-cli whisper-bench --parallel "$jobs" \
   >"$repo/build/prebuilt-cuda-build.log" 2>&1 || { tail -30 "$repo/build/prebuilt-cuda-build.log"; die "build failed"; }
-wall="$(echo "$(date +%s.%N) - $t0" | bc)"
+wall="$(printf "%.1f" "$(echo "$(date +%s.%N) - $t0" | bc)")" # JSON: never ".03"
 cpu="$(awk -v c0="$cpu0" -v hz="$(getconf CLK_TCK)" '{printf "%.1f", ($14+$15+$16+$17-c0)/hz}' /proc/$$/stat)"
 bench_bin="$(find "$build" -type f -name whisper-bench -perm -u+x | head -1)"
 
