@@ -10,8 +10,9 @@
  * (variable frame rate, a first frame after the file's start).
  */
 
-import { FORMAT_WHITELIST, runTool } from '../decode/index.ts';
+import { runTool } from '../decode/index.ts';
 import { EngineError } from '../errors.ts';
+import { PROBE_INPUT_ARGS } from './probe.ts';
 
 export interface Rational {
   num: number;
@@ -50,16 +51,7 @@ export interface VideoPackets {
 /** Packets read at most: four hours at 120 fps. A longer stream is rendered the full way. */
 export const MAX_PACKETS = 4 * 3600 * 120;
 
-const inputArgs = () => [
-  '-v',
-  'error',
-  '-protocol_whitelist',
-  'file',
-  '-format_whitelist',
-  FORMAT_WHITELIST.join(','),
-  '-select_streams',
-  'v:0',
-];
+const inputArgs = () => [...PROBE_INPUT_ARGS, '-select_streams', 'v:0'];
 
 /** ffprobe's hex dump ('00000000: 0164 000d …  .d..') → bytes. */
 export function parseHexDump(dump: string): Buffer {

@@ -57,6 +57,16 @@ function pickFps(s: ProbeStream, maxFps: number): { num: number; den: number } {
 const notMedia = (why: string, cause?: unknown) =>
   new EngineError('DECODE_FAILED', `The input is not media ffmpeg can read (${why}).`, { cause });
 
+/** ffprobe's quiet, hardened reading of a local file: the decoder's protocol and demuxer rules. */
+export const PROBE_INPUT_ARGS: readonly string[] = [
+  '-v',
+  'error',
+  '-protocol_whitelist',
+  'file',
+  '-format_whitelist',
+  FORMAT_WHITELIST.join(','),
+];
+
 export async function probeEditInput(
   path: string,
   opts: { ffprobePath?: string; signal?: AbortSignal; maxFps?: number },
@@ -69,12 +79,7 @@ export async function probeEditInput(
   const { code, stdout } = await runTool(
     opts.ffprobePath ?? 'ffprobe',
     [
-      '-v',
-      'error',
-      '-protocol_whitelist',
-      'file',
-      '-format_whitelist',
-      FORMAT_WHITELIST.join(','),
+      ...PROBE_INPUT_ARGS,
       '-show_entries',
       'format=format_name:stream=index,codec_type,codec_name,r_frame_rate,avg_frame_rate,width,height,sample_rate,channels,bit_rate:stream_disposition=attached_pic',
       '-of',
@@ -132,12 +137,7 @@ async function contentEnd(
   const { code } = await runTool(
     opts.ffprobePath ?? 'ffprobe',
     [
-      '-v',
-      'error',
-      '-protocol_whitelist',
-      'file',
-      '-format_whitelist',
-      FORMAT_WHITELIST.join(','),
+      ...PROBE_INPUT_ARGS,
       '-show_entries',
       'packet=stream_index,pts_time,dts_time,duration_time',
       '-of',
