@@ -12,12 +12,12 @@
  * than a screen; a 2 s keyframe interval; a tone per second, 48 kHz stereo).
  */
 import { execFile } from 'node:child_process';
-import { chmod, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { FORMAT_WHITELIST } from '../engine/decode/index.ts';
 import { keepFromRemove, renderEdit, type TimeRange, totalDuration } from '../engine/index.ts';
-import { rng } from '../test-support/random.ts';
+import { cutsFor, recording } from './lib/edit-inputs.ts';
 import { machine, REPO_ROOT, round } from './lib/report.ts';
 
 const execFileP = promisify(execFile);
@@ -33,40 +33,6 @@ const { values } = parseArgs({
 });
 const minutes = Number(values.minutes);
 const cuts = Number(values.cuts);
-
-async function recording(mins: number): Promise<string> {
-  const path = join(CACHE, `rec-${mins}min-720p30.mp4`);
-  if (
-    await stat(path).then(
-      () => true,
-      () => false,
-    )
-  )
-    return path;
-  await mkdir(CACHE, { recursive: true });
-  const s = mins * 60;
-  // biome-ignore format: flag/value pairs read best one pair per line
-  await execFileP('ffmpeg', [
-    '-hide_banner', '-loglevel', 'error', '-nostdin', '-y',
-    '-f', 'lavfi', '-i', `testsrc2=s=1280x720:r=30:d=${s}`,
-    '-f', 'lavfi', '-i', `aevalsrc=exprs='0.3*sin(2*PI*(300+20*mod(floor(t),40))*t)|0.3*sin(2*PI*(300+20*mod(floor(t),40))*t)':s=48000:d=${s}`,
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '20', '-g', '60', '-pix_fmt', 'yuv420p',
-    '-c:a', 'aac', '-b:a', '160k', '-shortest', `${path}.tmp.mp4`,
-  ]);
-  await execFileP('mv', [`${path}.tmp.mp4`, path]);
-  return path;
-}
-
-/** `n` cuts of 1–5 s at deterministic, spread-out places (a seeded generator: the same edit every run). */
-function cutsFor(duration: number, n: number): TimeRange[] {
-  const rand = rng(29);
-  const slot = duration / n;
-  return Array.from({ length: n }, (_, i) => {
-    const len = 1 + 4 * rand();
-    const start = i * slot + rand() * (slot - len);
-    return { start: round(start, 3), end: round(start + len, 3) };
-  });
-}
 
 interface Measured {
   wallSec: number;

@@ -17,13 +17,13 @@
  * same recording as benchmarks/edit-render.ts.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { FORMAT_WHITELIST } from '../engine/decode/index.ts';
 import { probeVideoStream } from '../engine/edit/keyframes.ts';
-import { keepFromRemove, renderEdit, type TimeRange, totalDuration } from '../engine/index.ts';
-import { rng } from '../test-support/random.ts';
+import { keepFromRemove, renderEdit, totalDuration } from '../engine/index.ts';
+import { cutsFor, recording } from './lib/edit-inputs.ts';
 import { machine, REPO_ROOT, round } from './lib/report.ts';
 
 const execFileP = promisify(execFile);
@@ -45,46 +45,12 @@ const { values } = parseArgs({
 const minutes = Number(values.minutes);
 const many = Number(values.many);
 
-/** `n` cuts of 1–5 s at deterministic, spread-out places (edit-render.ts's: the same edit every run). */
-function cutsFor(duration: number, n: number): TimeRange[] {
-  const rand = rng(29);
-  const slot = duration / n;
-  return Array.from({ length: n }, (_, i) => {
-    const len = 1 + 4 * rand();
-    const start = i * slot + rand() * (slot - len);
-    return { start: round(start, 3), end: round(start + len, 3) };
-  });
-}
-
 if (values.one) {
   const input = values.input as string;
   const keep = keepFromRemove(minutes * 60, cutsFor(minutes * 60, Number(values.cuts)));
   const r = await renderEdit({ input, output: values.output as string, keep, smart: values.one === 'smart' });
   console.log(JSON.stringify(r));
   process.exit(0);
-}
-
-async function recording(mins: number): Promise<string> {
-  const path = join(CACHE, `rec-${mins}min-720p30.mp4`);
-  if (
-    await stat(path).then(
-      () => true,
-      () => false,
-    )
-  )
-    return path;
-  await mkdir(CACHE, { recursive: true });
-  const s = mins * 60;
-  // biome-ignore format: flag/value pairs read best one pair per line
-  await execFileP('ffmpeg', [
-    '-hide_banner', '-loglevel', 'error', '-nostdin', '-y',
-    '-f', 'lavfi', '-i', `testsrc2=s=1280x720:r=30:d=${s}`,
-    '-f', 'lavfi', '-i', `aevalsrc=exprs='0.3*sin(2*PI*(300+20*mod(floor(t),40))*t)|0.3*sin(2*PI*(300+20*mod(floor(t),40))*t)':s=48000:d=${s}`,
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '20', '-g', '60', '-pix_fmt', 'yuv420p',
-    '-c:a', 'aac', '-b:a', '160k', '-shortest', `${path}.tmp.mp4`,
-  ]);
-  await execFileP('mv', [`${path}.tmp.mp4`, path]);
-  return path;
 }
 
 interface Measured {
