@@ -32,11 +32,34 @@ export const JFK_MP3 = join(REPO_ROOT, 'node_modules/nodejs-whisper/cpp/whisper.
 
 const versions = new Map<string, Promise<string>>();
 
+/**
+ * espeak-ng, with the folders of the PulseAudio client it loads (through libpcaudio) in a scratch
+ * folder of its own, removed after it. The client sets itself up even when espeak-ng only writes a
+ * file: left alone it makes a `pulse-*` folder in TMPDIR, links it from ~/.config/pulse and removes
+ * neither, so every run on a fresh machine would leave a folder behind.
+ */
+async function espeakNg(args: string[]): Promise<{ stdout: string }> {
+  const scratch = join(MEDIA_DIR, `.pulse-${randomUUID()}`);
+  await mkdir(MEDIA_DIR, { recursive: true });
+  const env = {
+    ...process.env,
+    PULSE_RUNTIME_PATH: scratch,
+    PULSE_STATE_PATH: scratch,
+    PULSE_COOKIE: join(scratch, 'cookie'),
+  };
+  try {
+    return await run('espeak-ng', args, { env });
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
 /** A tool's version line, part of every cache key: a new ffmpeg or espeak-ng renders anew. */
 function toolVersion(tool: 'ffmpeg' | 'espeak-ng'): Promise<string> {
   let v = versions.get(tool);
   if (!v) {
-    v = run(tool, [tool === 'ffmpeg' ? '-version' : '--version']).then(
+    const asked = tool === 'ffmpeg' ? run(tool, ['-version']) : espeakNg(['--version']);
+    v = asked.then(
       ({ stdout }) => stdout.split('\n')[0] ?? '',
       (e: Error) => {
         throw new Error(
@@ -112,7 +135,7 @@ export async function speech(text: string, o: SpeechOptions = {}): Promise<strin
     const raw = `${out}.espeak.wav`;
     try {
       // The text is one argument (no shell); '--' keeps a text starting with '-' from reading as a flag.
-      await run('espeak-ng', [...args, '-w', raw, '--', text]);
+      await espeakNg([...args, '-w', raw, '--', text]);
       const rate = o.native ? [] : ['-ar', '16000'];
       await ffmpeg('-i', raw, '-ac', '1', ...rate, ...CODECS[format], out);
     } finally {
