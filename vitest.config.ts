@@ -7,7 +7,7 @@ import { defineConfig } from 'vitest/config';
 // instead of once per process: a CLI process starts on ≈ 0.38 s of CPU instead of ≈ 0.6. The global
 // setup starts it afresh past 256 MiB (Node never drops an entry).
 process.env.NODE_COMPILE_CACHE ??= join(import.meta.dirname, '.cache', 'node-compile-cache');
-// Every process that loads a PulseAudio client (espeak-ng, ffmpeg, Chromium) keeps its runtime and
+// Every test process that loads a PulseAudio client (espeak-ng does; ffmpeg and Chromium link it) keeps its runtime and
 // state folders here, inside the git-ignored cache, not as a `pulse-*` folder in TMPDIR that it
 // never removes (the fresh-clone check fails on any folder left there).
 process.env.PULSE_RUNTIME_PATH ??= join(import.meta.dirname, '.cache', 'pulse');

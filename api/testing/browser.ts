@@ -6,7 +6,6 @@
 
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
@@ -71,23 +70,13 @@ export async function startServerProcess(env: Record<string, string>, timeoutMs 
   }
 }
 
-/**
- * Flags that keep a headless Chromium quiet and local; `extra` adds fake media devices and the like.
- * Everything the browser writes stays inside `userDataDir`, which the caller removes: its temp files,
- * and the runtime folder of the PulseAudio client it loads to play or record sound. Without
- * XDG_RUNTIME_DIR that client makes a `pulse-*` folder in TMPDIR, points a link in
- * ~/.config/pulse at it and never removes it: a run would leave a folder behind.
- */
+/** Flags that keep a headless Chromium quiet and local; `extra` adds fake media devices and the like. */
 export async function launchChromium(userDataDir: string, extra: string[] = []): Promise<Browser> {
-  const tmp = join(userDataDir, 'tmp');
-  const runtime = join(userDataDir, 'run');
-  await Promise.all([mkdir(tmp, { recursive: true, mode: 0o700 }), mkdir(runtime, { recursive: true, mode: 0o700 })]);
   return puppeteer.launch({
     executablePath: CHROMIUM,
     headless: true,
     // A fresh profile per run, so no cookie, cache or stored upload of an earlier run leaks in.
     userDataDir,
-    env: { ...process.env, TMPDIR: tmp, XDG_RUNTIME_DIR: runtime },
     args: [
       // Root in CI containers: Chromium's sandbox needs user namespaces it may not have.
       '--no-sandbox',
