@@ -410,6 +410,21 @@ describe('record, watch and read along in Chromium', () => {
     // First as a guest: the recording made before signing up must not be lost.
     const before = await recordFor(page, 2, { title: 'Before signing up' });
     expect(await page.$eval('#guest-after', (el) => el.hidden)).toBe(false);
+    // The caption state arrives while someone reaches for the link, and must not move it: it did,
+    // and under load a click at the link's old place missed it. Any text there, a wrapping one too.
+    const moved = await page.evaluate(() => {
+      type Box = { getBoundingClientRect(): { top: number; left: number } };
+      const d = (globalThis as unknown as G).document;
+      const link = d.getElementById('after-signup') as unknown as Box;
+      const captions = d.getElementById('captions')!;
+      const at = link.getBoundingClientRect();
+      const was = captions.textContent;
+      captions.textContent = 'No captions (a reason long enough to wrap, '.repeat(12);
+      const now = link.getBoundingClientRect();
+      captions.textContent = was;
+      return [now.top - at.top, now.left - at.left];
+    });
+    expect(moved).toEqual([0, 0]);
     await Promise.all([page.waitForNavigation(), page.click('#after-signup')]);
     await page.type('input[name="email"]', `rec-${randomBytes(4).toString('hex')}@example.com`);
     await page.type('input[name="password"]', 'gravel piano hinge marmalade');

@@ -27,13 +27,21 @@ export interface ServerProcess {
 }
 
 /**
+ * What the clean environment keeps of the run's: the machine's temp folder (the fresh-clone check
+ * looks for what a run leaves there, the service's ffmpeg children included), the run's PulseAudio
+ * folders and its compile cache (both set in vitest.config.ts).
+ */
+const KEPT = ['PATH', 'HOME', 'TMPDIR', 'PULSE_RUNTIME_PATH', 'PULSE_STATE_PATH', 'NODE_COMPILE_CACHE'];
+
+/**
  * Starts `node api/server.ts` (what `npm start` runs) with `env` on top of a clean environment:
  * PORT 0 would print a port nobody asked for, so the caller passes a free one.
  */
 export async function startServerProcess(env: Record<string, string>, timeoutMs = 90_000): Promise<ServerProcess> {
+  const kept = Object.fromEntries(KEPT.flatMap((k) => (process.env[k] === undefined ? [] : [[k, process.env[k]]])));
   const child: ChildProcess = spawn(process.execPath, ['api/server.ts'], {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'info', ...env },
+    env: { HOME: '/tmp', ...kept, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];
