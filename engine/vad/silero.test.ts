@@ -1,7 +1,12 @@
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readPcm } from '../../test-support/ffmpeg.ts';
-import { fixture, hasCorpus, needsCorpus } from '../../test-support/fixtures.ts';
+import { fixture, hasCorpus, needsCorpus, REPO_ROOT } from '../../test-support/fixtures.ts';
 import { jfkSample, SENTENCES, speech } from '../../test-support/media.ts';
 import { rng } from '../../test-support/random.ts';
 import { EngineError } from '../errors.ts';
@@ -165,5 +170,29 @@ describe('Silero VAD (onnxruntime-node)', () => {
     await s.end();
     await expect(s.push(new Float32Array(10))).rejects.toMatchObject({ code: 'VAD_FAILED' });
     await expect(SileroVad.load({ modelPath: '/nonexistent.onnx' })).rejects.toMatchObject({ code: 'VAD_FAILED' });
+  });
+});
+
+describe('onnxruntime telemetry', () => {
+  it('is off: a process that loads and runs the VAD leaves nothing in its TMPDIR', async () => {
+    // A process of its own: onnxruntime reads the switch once, when its first session is set up,
+    // and this file's own sessions set it up long ago. The variable is not handed down.
+    const tmp = await mkdtemp(join(tmpdir(), 'ort-telemetry-'));
+    try {
+      const { ORT_DISABLE_TELEMETRY: _, ...env } = process.env;
+      const script = `import { SileroVad, detectSpeech } from './engine/vad/silero.ts';
+        const vad = await SileroVad.load();
+        const spans = await detectSpeech(vad, new Float32Array(16000));
+        await vad.close();
+        console.log(JSON.stringify({ spans: spans.length, env: process.env.ORT_DISABLE_TELEMETRY }));`;
+      const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
+        cwd: REPO_ROOT,
+        env: { ...env, TMPDIR: tmp },
+      });
+      // Without the switch, `left` holds `.ses` and `mat-debug-<pid>.log`, from the 1DS client inside it.
+      expect({ ...JSON.parse(stdout), left: await readdir(tmp) }).toEqual({ spans: 0, env: '1', left: [] });
+    } finally {
+      await rm(tmp, { recursive: true, force: true });
+    }
   });
 });

@@ -83,6 +83,12 @@ let ortModule: OrtModule | undefined;
 const require = createRequire(import.meta.url);
 
 function loadOrt(): OrtModule {
+  // onnxruntime's Linux build carries Microsoft's 1DS telemetry: from the first session on it writes
+  // `.ses` and `mat-debug-<pid>.log` into TMPDIR (never removed) and posts to
+  // mobile.events.data.microsoft.com where that is reachable. A transcription engine sends nothing
+  // about its host anywhere, and this variable, read when onnxruntime sets up at the first session,
+  // is its only switch. Set, never read: the engine takes no configuration from the environment.
+  process.env.ORT_DISABLE_TELEMETRY = '1';
   // onnxruntime-node is CommonJS with a native binding; loaded lazily so that importing the engine
   // costs nothing for callers that never run VAD.
   ortModule ??= require('onnxruntime-node') as OrtModule;
